@@ -22636,133 +22636,26 @@ TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000c80, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000640, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000040, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000320, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000320, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000040, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22784,56 +22677,37 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	ADDQ         $+16, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32)
+// func ocannlMap15AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22848,9 +22722,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22880,9 +22754,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22907,9 +22781,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32)
+// func ocannlMap18AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22924,9 +22798,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32)
+// func ocannlMap19AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22947,9 +22821,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32)
+// func ocannlMap20AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22970,9 +22844,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32)
+// func ocannlMap21AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22989,9 +22863,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32)
+// func ocannlMap22AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -23007,9 +22881,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23055,9 +22929,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23093,9 +22967,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23120,9 +22994,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23143,9 +23017,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23165,9 +23039,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23181,45 +23055,45 @@ row1:
 	VBROADCASTSS (DX), Z0
 	VMOVUPS.Z    (CX), K1, Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -23232,123 +23106,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23371,9 +23245,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23394,9 +23268,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23415,9 +23289,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23443,30 +23317,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap40AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23485,9 +23338,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23505,9 +23358,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23543,9 +23396,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23573,9 +23426,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23606,51 +23459,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+16(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+20(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23668,9 +23479,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23692,9 +23503,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23717,9 +23528,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23728,45 +23539,45 @@ TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -23778,123 +23589,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap41AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap41AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23921,9 +23732,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23950,9 +23761,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23983,48 +23794,23 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000400, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000500, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -24032,99 +23818,37 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000500, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000500, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (CX), Z1
 	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+40, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap60AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -24139,9 +23863,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24171,9 +23895,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24200,9 +23924,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24226,9 +23950,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24246,9 +23970,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24276,9 +24000,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24298,9 +24022,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24323,9 +24047,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24348,9 +24072,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24374,9 +24098,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24401,9 +24125,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24427,9 +24151,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24450,9 +24174,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24474,9 +24198,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX512(c *float32)
+// func ocannlMap61AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -24491,9 +24215,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24523,9 +24247,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24546,9 +24270,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap64AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24569,9 +24293,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX512(c *float32, x0 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24590,9 +24314,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24612,30 +24336,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX512(c *float32, x0 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000180, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap81AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24654,9 +24357,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX512(c *float32, x0 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24674,9 +24377,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24704,9 +24407,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24739,9 +24442,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24753,45 +24456,45 @@ TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Z1
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap85AVX512Consts<>+0(SB), Z2
+	VBROADCASTSS ocannlMap71AVX512Consts<>+0(SB), Z2
 	VMAXPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap85AVX512Consts<>+32(SB), Z2
+	VBROADCASTSS ocannlMap71AVX512Consts<>+32(SB), Z2
 	VMINPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap85AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap71AVX512Consts<>+64(SB), Z2
 	VMULPS       Z2, Z1, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VBROADCASTSS ocannlMap85AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap71AVX512Consts<>+96(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap85AVX512Consts<>+128(SB), Z3
+	VBROADCASTSS ocannlMap71AVX512Consts<>+128(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap85AVX512Consts<>+160(SB), Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+192(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+160(SB), Z3
+	VBROADCASTSS ocannlMap71AVX512Consts<>+192(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+224(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+224(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+256(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+256(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+288(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+288(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+320(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+320(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+320(SB), Z1
+	VBROADCASTSS ocannlMap71AVX512Consts<>+320(SB), Z1
 	VMULPS       Z1, Z2, Z1
 	VRNDSCALEPS  $0x01, Z1, Z1
 	VSUBPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap85AVX512Consts<>+384(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+384(SB), Z4
 	VADDPS       Z4, Z1, Z1
-	VBROADCASTSS ocannlMap85AVX512Consts<>+416(SB), Z4
+	VBROADCASTSS ocannlMap71AVX512Consts<>+416(SB), Z4
 	VPADDD       Z4, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z3, Z3
-	VBROADCASTSS ocannlMap85AVX512Consts<>+384(SB), Z1
+	VBROADCASTSS ocannlMap71AVX512Consts<>+384(SB), Z1
 	VADDPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap85AVX512Consts<>+416(SB), Z1
+	VBROADCASTSS ocannlMap71AVX512Consts<>+416(SB), Z1
 	VPADDD       Z1, Z2, Z2
 	VPSLLD       $0x17, Z2, Z2
 	VMULPS       Z2, Z3, Z3
@@ -24803,123 +24506,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap85AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap85AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap85AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap85AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap85AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap85AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap85AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap85AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap85AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap85AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap85AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap71AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap71AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap71AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap71AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap71AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap71AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap71AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap71AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap71AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap71AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap71AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24945,9 +24648,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24969,9 +24672,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24996,9 +24699,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25018,9 +24721,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX512(c *float32, x0 *float32)
+// func ocannlMap76AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25029,45 +24732,45 @@ TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap90AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap76AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap90AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap76AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap90AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap76AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap90AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap76AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap90AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap76AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap90AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap76AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap76AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap90AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap90AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap76AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap90AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap76AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap90AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap76AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -25079,123 +24782,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap90AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap90AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap90AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap90AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap90AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap90AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap90AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap90AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap90AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap90AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap90AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap76AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap76AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap76AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap76AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap76AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap76AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap76AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap76AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap76AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap76AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap76AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25219,9 +24922,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25242,9 +24945,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25268,42 +24971,23 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000060, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap96AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000600, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -25311,52 +24995,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX512(c *float32, x0 *float32)
+// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000100, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25378,11 +25019,12 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX512(c *float32, x0 *float32)
+// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	VBROADCASTSS (CX), Z1
@@ -25390,41 +25032,21 @@ TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS (AX), Z3
+	VADDPS  Z3, Z2, Z3
+	VMOVUPS Z3, (AX)
 	ADDQ    $+64, AX
+	ADDQ    $+64, DX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap84AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap102AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -25439,9 +25061,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25468,9 +25090,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25491,9 +25113,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25517,9 +25139,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX512(c *float32, x0 *float32)
+// func ocannlMap88AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25537,9 +25159,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25561,9 +25183,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX512(c *float32, x0 *float32)
+// func ocannlMap90AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25583,9 +25205,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX512(c *float32, x0 *float32)
+// func ocannlMap91AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25602,9 +25224,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25627,9 +25249,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX512(c *float32, x0 *float32)
+// func ocannlMap93AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25647,9 +25269,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25674,9 +25296,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX512(c *float32, x0 *float32)
+// func ocannlMap95AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25695,9 +25317,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap96AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25724,9 +25346,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX512(c *float32, x0 *float32)
+// func ocannlMap97AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25750,9 +25372,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap98AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25774,9 +25396,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32)
+// func ocannlMap99AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -25791,9 +25413,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap100AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25828,26 +25450,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (BX), Z1
 	MOVQ         $0x00000006, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS   (CX), Z1
-	VMOVUPS   (DX), Z3
-	VCMPPS    $0x04, Z0, Z1, K1
-	VBLENDMPS Z3, Z0, K1, Z2
-	VADDPS    Z0, Z2, Z1
-	VMOVUPS   Z1, (AX)
+	VMOVUPS   (CX), Z3
+	VMOVUPS   (DX), Z4
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z4, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z3
+	VDIVPS    Z1, Z3, Z3
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z3, (AX)
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
 	ADDQ      $+64, DX
@@ -25859,32 +25485,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap102AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (DX), Z1
-	MOVQ         $0x00000300, DX
-
-e1:
-	VMOVUPS (CX), Z2
-	VDIVPS  Z1, Z2, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap121AVX512(c *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25907,9 +25510,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX512(c *float32)
+// func ocannlMap103AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25932,9 +25535,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap104AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25959,9 +25562,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25991,9 +25594,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26023,9 +25626,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26065,9 +25668,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26102,9 +25705,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26134,9 +25737,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26176,9 +25779,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26213,9 +25816,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26250,9 +25853,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX512(c *float32, x0 *float32)
+// func ocannlMap113AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26271,9 +25874,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26295,9 +25898,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26320,9 +25923,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX512(c *float32, x0 *float32)
+// func ocannlMap116AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26331,45 +25934,45 @@ TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap135AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap116AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap135AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap116AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap135AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap116AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap135AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap116AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap135AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap116AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap135AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap116AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap116AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap135AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap135AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap116AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap135AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap116AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap135AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap116AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -26381,123 +25984,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap135AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap135AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap135AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap135AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap135AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap135AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap135AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap135AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap135AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap135AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap135AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap116AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap116AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap116AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap116AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap116AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap116AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap116AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap116AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap116AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap116AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap116AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26524,43 +26127,23 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap139AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000014, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -26568,307 +26151,37 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap140AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, SI
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+1984, AX
-	ADDQ    $+2176, CX
-	ADDQ    $+1984, DX
-	ADDQ    $-64, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap141AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap142AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, DI
-
-row1:
-	MOVQ $0x00000002, R8
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS (BX), Z1
-	VMOVUPS (SI), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-128, DX
-	ADDQ    $-128, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap143AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
-
-row1:
-	MOVQ $0x00000002, DI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1920, AX
-	ADDQ    $+2304, CX
-	ADDQ    $+1920, DX
-	ADDQ    $-128, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap144AVX512(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, DI
-
-row1:
-	MOVQ $0x00000004, R8
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS (BX), Z1
-	VMOVUPS (SI), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-256, DX
-	ADDQ    $-256, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap145AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap145AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000008, SI
-
-row1:
-	MOVQ $0x00000004, DI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1792, AX
-	ADDQ    $+2560, CX
-	ADDQ    $+1792, DX
-	ADDQ    $-256, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap146AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap146AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000014, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap147AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap147AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap148AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap148AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000020, DX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
 
 row1:
 	VBROADCASTSS (CX), Z1
 	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+40, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap149AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap149AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap150AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap150AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26898,9 +26211,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap151AVX512(c *float32, x0 *float32)
+// func ocannlMap122AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap151AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26920,30 +26233,43 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap152AVX512(c *float32, x0 *float32)
+// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap152AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000000ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000040, BX
 
 row1:
-	VMOVUPS.Z (CX), K1, Z1
-	VADDPS    Z0, Z1, Z1
-	VMOVUPS   Z1, K1, (AX)
-	ADDQ      $+256, AX
-	DECQ      DX
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VADDPS    Z0, Z2, Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $-256, DX
+	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap153AVX512(c *float32, x0 *float32)
+// func ocannlMap124AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap153AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26962,9 +26288,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap154AVX512(c *float32)
+// func ocannlMap125AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap154AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26978,9 +26304,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap155AVX512(c *float32)
+// func ocannlMap126AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap155AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26994,9 +26320,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap156AVX512(c *float32)
+// func ocannlMap127AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap156AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27016,9 +26342,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap157AVX512(c *float32)
+// func ocannlMap128AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap157AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27038,9 +26364,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap158AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap158AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27065,9 +26391,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap159AVX512(c *float32)
+// func ocannlMap130AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap159AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27081,9 +26407,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap160AVX512(c *float32)
+// func ocannlMap131AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap160AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27097,9 +26423,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap161AVX512(c *float32)
+// func ocannlMap132AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap161AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27119,9 +26445,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap162AVX512(c *float32)
+// func ocannlMap133AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap162AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27141,9 +26467,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap163AVX512(c *float32)
+// func ocannlMap134AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap163AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27157,9 +26483,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap164AVX512(c *float32)
+// func ocannlMap135AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap164AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27173,9 +26499,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap165AVX512(c *float32)
+// func ocannlMap136AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap165AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27190,9 +26516,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap166AVX512(c *float32)
+// func ocannlMap137AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap166AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -27614,6 +26940,40 @@ row1:
 TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
 	MOVL         $0x000003ff, DX
 	KMOVW        DX, K1
@@ -27658,9 +27018,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27689,9 +27049,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27732,9 +27092,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27763,9 +27123,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27831,9 +27191,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27853,9 +27213,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27878,9 +27238,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27924,9 +27284,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27956,9 +27316,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27986,9 +27346,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// func ocannlReduce22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28019,9 +27379,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28061,9 +27421,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX512(c *float32, x0 *float32)
+// func ocannlReduce24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28092,9 +27452,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce25AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28160,9 +27520,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX512(c *float32, x0 *float32)
+// func ocannlReduce26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28185,9 +27545,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX512(c *float32, x0 *float32)
+// func ocannlReduce27AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28235,9 +27595,75 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX512(c *float32, x0 *float32)
+// func ocannlReduce28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (CX), Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 64(CX), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 128(CX), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS 192(CX), Z3
+	VMOVUPS 192(CX), Z4
+	VMULPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000005, BX
+
+grp2:
+	VMOVUPS      (CX), Z4
+	VMOVUPS      (CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VMOVUPS      192(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1536, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1536, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
@@ -28333,9 +27759,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX512(c *float32, x0 *float32)
+// func ocannlReduce30AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28378,9 +27804,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX512(c *float32, x0 *float32)
+// func ocannlReduce31AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
@@ -28481,9 +27907,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX512(c *float32, x0 *float32)
+// func ocannlReduce32AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28531,9 +27957,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX512(c *float32, x0 *float32)
+// func ocannlReduce33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28574,9 +28000,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX512(c *float32, x0 *float32)
+// func ocannlReduce34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28624,9 +28050,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28784,9 +28210,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX512(c *float32, x0 *float32)
+// func ocannlReduce36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28822,9 +28248,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX512(c *float32, x0 *float32)
+// func ocannlReduce37AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28860,9 +28286,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28959,9 +28385,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -29008,9 +28434,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX512(c *float32, x0 *float32)
+// func ocannlReduce40AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29058,9 +28484,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX512(c *float32, x0 *float32)
+// func ocannlReduce41AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29096,9 +28522,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -29190,9 +28616,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX512(c *float32, x0 *float32)
+// func ocannlReduce43AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29235,9 +28661,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -29390,9 +28816,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX512(c *float32, x0 *float32)
+// func ocannlReduce45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29428,9 +28854,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX512(c *float32, x0 *float32)
+// func ocannlReduce46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29461,9 +28887,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX512(c *float32, x0 *float32)
+// func ocannlReduce47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
@@ -29510,9 +28936,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX512(c *float32, x0 *float32)
+// func ocannlReduce48AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29541,9 +28967,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX512(c *float32, x0 *float32)
+// func ocannlReduce49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29584,9 +29010,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX512(c *float32, x0 *float32)
+// func ocannlReduce50AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29615,9 +29041,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -29683,9 +29109,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX512(c *float32, x0 *float32)
+// func ocannlReduce52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29705,9 +29131,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX512(c *float32, x0 *float32)
+// func ocannlReduce53AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -29730,9 +29156,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX512(c *float32, x0 *float32)
+// func ocannlReduce54AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -49341,138 +48767,26 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000c80, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c80, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000320, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000640, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000080, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49494,55 +48808,36 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+16(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	ADDQ         $+16, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32)
+// func ocannlMap15AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49557,9 +48852,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49588,9 +48883,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49615,9 +48910,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32)
+// func ocannlMap18AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49632,9 +48927,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32)
+// func ocannlMap19AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49655,9 +48950,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32)
+// func ocannlMap20AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49678,9 +48973,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32)
+// func ocannlMap21AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49696,9 +48991,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49719,9 +49014,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49766,9 +49061,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49806,9 +49101,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49833,9 +49128,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49856,9 +49151,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49878,9 +49173,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49892,31 +49187,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap28AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -49928,123 +49223,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50065,9 +49360,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50088,9 +49383,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50109,9 +49404,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50137,30 +49432,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap40AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50179,9 +49453,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50199,9 +49473,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50237,9 +49511,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50267,9 +49541,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50300,51 +49574,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50362,9 +49594,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50393,9 +49625,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50422,9 +49654,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50433,31 +49665,31 @@ TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap41AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap41AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap41AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap41AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap41AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap41AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap41AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap41AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap41AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -50468,123 +49700,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap41AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap41AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50618,9 +49850,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50647,9 +49879,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50680,48 +49912,23 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000a00, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -50729,101 +49936,44 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000a00, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000a00, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000100, DX
+	MOVQ         $0x00000100, BX
 
 row1:
 	VBROADCASTSS (CX), Y2
 	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VADDPS       Y4, Y3, Y4
+	VMOVUPS      Y4, (AX)
 	ADDQ         $+32, AX
+	ADDQ         $+32, DX
 	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+8, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap60AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -50838,9 +49988,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50880,9 +50030,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50909,9 +50059,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50935,9 +50085,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50955,9 +50105,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50985,9 +50135,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51007,9 +50157,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51032,9 +50182,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51057,9 +50207,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51083,9 +50233,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51110,9 +50260,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51134,9 +50284,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51155,9 +50305,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51179,9 +50329,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32)
+// func ocannlMap61AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -51196,9 +50346,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51228,9 +50378,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51251,9 +50401,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51274,9 +50424,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX2(c *float32, x0 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51295,9 +50445,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51317,30 +50467,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX2(c *float32, x0 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000300, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap81AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51359,9 +50488,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap82AVX2(c *float32, x0 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51379,9 +50508,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51409,9 +50538,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51444,9 +50573,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51458,31 +50587,31 @@ TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap85AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap71AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap85AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap71AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap85AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap71AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap85AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap85AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap85AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap85AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap85AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap71AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap71AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap71AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap71AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap71AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap85AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap85AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap71AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap71AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap85AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap85AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap71AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap71AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -51493,123 +50622,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap85AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap85AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap85AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap85AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap85AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap85AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap85AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap85AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap85AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap85AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap85AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap85AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap85AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap85AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap85AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap85AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap71AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap71AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap71AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap71AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap71AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap71AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap71AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap71AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap71AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap71AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap71AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap71AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap71AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap71AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap71AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap71AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51635,9 +50764,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51659,9 +50788,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51686,9 +50815,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51708,9 +50837,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX2(c *float32, x0 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51719,31 +50848,31 @@ TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap90AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap76AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap90AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap76AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap90AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap76AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap90AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap90AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap90AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap90AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap90AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap76AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap76AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap76AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap76AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap76AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap90AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap90AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap76AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap76AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap90AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap90AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap76AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap76AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -51754,123 +50883,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap90AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap90AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap90AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap90AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap90AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap90AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap90AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap90AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap90AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap90AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap90AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap90AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap90AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap90AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap90AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap90AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap76AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap76AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap76AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap76AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap76AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap76AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap76AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap76AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap76AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap76AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap76AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap76AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap76AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap76AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap76AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap76AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap91AVX2(c *float32, x0 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51883,83 +51012,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap91AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap91AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap91AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap91AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap91AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap77AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap77AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap77AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap77AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap77AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap91AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap77AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap91AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap91AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap77AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap77AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap91AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap91AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap91AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap91AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap77AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap77AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap77AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap77AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap91AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap91AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap91AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap77AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap77AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap77AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap91AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap77AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap91AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap91AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap91AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap91AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap91AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap91AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap77AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap77AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap77AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap77AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap77AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap77AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap91AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap91AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap91AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap91AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap91AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap77AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap77AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap77AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap77AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap77AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap91AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap77AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap91AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap91AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap77AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap77AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap91AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap91AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap91AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap91AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap77AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap77AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap77AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap77AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap91AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap91AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap91AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap77AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap77AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap77AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap91AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap77AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap91AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap77AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap91AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap91AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap91AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap91AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap91AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap91AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap77AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap77AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap77AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap77AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap77AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap77AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -51971,91 +51100,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap91AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap91AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap91AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap91AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap91AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap91AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap91AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap91AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap91AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap91AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap91AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap91AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap91AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap91AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap91AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap91AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap91AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap91AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap91AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap91AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap91AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap91AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap91AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap91AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap91AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap91AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap91AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap91AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap91AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap91AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap91AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap91AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap91AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap91AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap91AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap91AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap91AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap91AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap91AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap91AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap91AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap91AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap91AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap91AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap91AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap91AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap91AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap91AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap91AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap91AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap91AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap91AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap91AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap91AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap91AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap91AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap91AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap91AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap91AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap91AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap91AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap91AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap91AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap91AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap91AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap91AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap91AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap91AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap91AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap91AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap91AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap91AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap91AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap91AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap91AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap91AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap91AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap91AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap91AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap91AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap91AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap77AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap77AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap77AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap77AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap77AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap77AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap77AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap77AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap77AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap77AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap77AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap77AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap77AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap77AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap77AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap77AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap77AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap77AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap77AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap77AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap77AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap77AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap77AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52079,9 +51208,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52102,9 +51231,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52128,42 +51257,23 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x000000c0, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap96AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c00, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000200, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -52171,52 +51281,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX2(c *float32, x0 *float32)
+// func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000200, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52238,11 +51305,12 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX2(c *float32, x0 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS (CX), Y1
@@ -52250,41 +51318,21 @@ TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
+	VMOVUPS (DX), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS (AX), Y3
+	VADDPS  Y3, Y2, Y3
+	VMOVUPS Y3, (AX)
 	ADDQ    $+32, AX
+	ADDQ    $+32, DX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap84AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap102AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -52299,9 +51347,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52328,9 +51376,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52351,9 +51399,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52377,9 +51425,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX2(c *float32, x0 *float32)
+// func ocannlMap88AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52397,9 +51445,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52421,9 +51469,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap108AVX2(c *float32, x0 *float32)
+// func ocannlMap90AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52443,9 +51491,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX2(c *float32, x0 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52462,9 +51510,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52487,9 +51535,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX2(c *float32, x0 *float32)
+// func ocannlMap93AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52507,9 +51555,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52534,9 +51582,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX2(c *float32, x0 *float32)
+// func ocannlMap95AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52555,9 +51603,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap96AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52584,9 +51632,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX2(c *float32, x0 *float32)
+// func ocannlMap97AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52610,9 +51658,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap98AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52634,9 +51682,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32)
+// func ocannlMap99AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -52651,9 +51699,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap100AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52688,26 +51736,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (BX), Y1
 	MOVQ         $0x00000006, BX
 
 row1:
 	MOVQ $0x00000010, SI
 
 e2:
-	VMOVUPS   (CX), Y1
-	VMOVUPS   (DX), Y2
-	VCMPPS    $0x04, Y0, Y1, Y1
-	VBLENDVPS Y1, Y2, Y0, Y1
-	VADDPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (AX)
+	VMOVUPS   (CX), Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VDIVPS    Y1, Y2, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -52719,32 +51771,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap102AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000600, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap121AVX2(c *float32)
-// Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -52766,9 +51795,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX2(c *float32)
+// func ocannlMap103AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -52790,9 +51819,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap104AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52822,9 +51851,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52859,9 +51888,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52891,9 +51920,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52933,9 +51962,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52970,9 +51999,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53002,9 +52031,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53044,9 +52073,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53081,9 +52110,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53118,9 +52147,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX2(c *float32, x0 *float32)
+// func ocannlMap113AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53139,9 +52168,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53170,9 +52199,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap115AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53199,9 +52228,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap135AVX2(c *float32, x0 *float32)
+// func ocannlMap116AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53210,31 +52239,31 @@ TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap135AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap116AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap135AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap116AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap135AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap116AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap135AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap135AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap135AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap135AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap135AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap116AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap116AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap116AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap116AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap116AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap135AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap135AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap116AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap116AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap135AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap135AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap116AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap116AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -53245,123 +52274,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap135AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap135AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap135AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap135AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap135AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap135AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap135AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap135AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap135AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap135AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap135AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap135AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap135AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap135AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap135AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap135AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap116AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap116AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap116AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap116AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap116AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap116AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap116AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap116AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap116AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap116AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap116AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap116AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap116AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap116AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap116AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap116AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap136AVX2(c *float32, x0 *float32)
+// func ocannlMap117AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53374,83 +52403,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap136AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap136AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap136AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap136AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap136AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap117AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap117AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap117AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap117AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap117AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap117AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap136AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap117AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap136AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap136AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap117AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap117AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap136AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap136AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap136AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap136AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap117AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap117AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap117AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap117AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap136AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap136AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap136AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap117AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap117AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap117AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap117AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap136AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap117AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap136AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap136AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap136AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap136AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap136AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap136AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap117AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap117AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap117AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap117AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap117AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap117AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap136AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap136AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap136AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap136AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap136AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap117AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap117AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap117AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap117AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap117AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap117AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap136AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap117AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap136AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap136AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap117AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap117AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap136AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap136AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap136AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap136AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap117AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap117AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap117AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap117AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap136AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap136AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap136AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap117AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap117AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap117AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap136AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap117AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap136AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap117AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap136AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap136AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap136AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap136AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap136AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap136AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap117AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap117AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap117AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap117AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap117AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap117AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -53462,91 +52491,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap136AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap136AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap136AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap136AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap136AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap136AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap136AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap136AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap136AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap136AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap136AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap136AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap136AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap136AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap136AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap136AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap136AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap136AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap136AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap136AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap136AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap136AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap136AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap136AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap136AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap136AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap136AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap136AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap136AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap136AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap136AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap136AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap136AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap136AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap136AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap136AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap136AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap136AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap136AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap136AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap136AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap136AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap136AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap136AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap136AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap136AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap136AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap136AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap136AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap136AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap136AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap136AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap136AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap136AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap136AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap136AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap136AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap136AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap136AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap136AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap136AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap136AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap136AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap136AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap136AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap136AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap136AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap136AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap136AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap136AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap136AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap136AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap136AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap136AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap136AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap136AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap136AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap136AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap136AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap136AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap136AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap117AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap117AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap117AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap117AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap117AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap117AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap117AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap117AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap117AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap117AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap117AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap117AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap117AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap117AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap117AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap117AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap117AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap117AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap117AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap117AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap117AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap117AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap117AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap117AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap117AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap117AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap117AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap117AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap117AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap117AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap117AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap117AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap117AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap117AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap117AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap117AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap117AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap117AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap117AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap117AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap117AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap117AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap117AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap117AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap117AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap117AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap117AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap117AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap117AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap117AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap117AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap117AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap117AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap117AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap117AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap117AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap117AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap117AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap117AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap117AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap117AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap117AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap117AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap117AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap117AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap117AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap117AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap117AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap117AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap117AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap117AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap117AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap117AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap117AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap117AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap117AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap117AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap117AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap117AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap117AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap117AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53580,48 +52609,23 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap138AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00001000, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap139AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000028, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -53629,314 +52633,44 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap140AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, SI
-
-row1:
-	MOVQ $0x00000002, DI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1984, AX
-	ADDQ    $+2176, CX
-	ADDQ    $+1984, DX
-	ADDQ    $-64, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap141AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap142AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX
-TEXT ·ocannlMap142AVX2(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DI
-
-row1:
-	MOVQ $0x00000004, R8
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS (BX), Y1
-	VMOVUPS (SI), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-128, DX
-	ADDQ    $-128, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap143AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
-
-row1:
-	MOVQ $0x00000004, DI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1920, AX
-	ADDQ    $+2304, CX
-	ADDQ    $+1920, DX
-	ADDQ    $-128, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX
-TEXT ·ocannlMap144AVX2(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DI
-
-row1:
-	MOVQ $0x00000008, R8
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS (BX), Y1
-	VMOVUPS (SI), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-256, DX
-	ADDQ    $-256, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap145AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap145AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, SI
-
-row1:
-	MOVQ $0x00000008, DI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1792, AX
-	ADDQ    $+2560, CX
-	ADDQ    $+1792, DX
-	ADDQ    $-256, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap146AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap146AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap147AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap147AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap148AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap148AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000020, DX
+	MOVQ         $0x00000020, BX
 
 row1:
 	VBROADCASTSS (CX), Y2
 	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VADDPS       Y4, Y3, Y4
+	VMOVUPS      Y4, (AX)
 	ADDQ         $+32, AX
+	ADDQ         $+32, DX
 	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+8, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap149AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap149AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap150AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap150AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53976,9 +52710,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap151AVX2(c *float32, x0 *float32)
+// func ocannlMap122AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap151AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53998,31 +52732,43 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap152AVX2(c *float32, x0 *float32)
+// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap152AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000040, BX
 
 row1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+224, AX
-	ADDQ    $-32, CX
-	DECQ    DX
-	JNZ     row1
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VADDPS    Y0, Y3, Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $-256, DX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap153AVX2(c *float32, x0 *float32)
+// func ocannlMap124AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap153AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54041,9 +52787,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap154AVX2(c *float32)
+// func ocannlMap125AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap154AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54057,9 +52803,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap155AVX2(c *float32)
+// func ocannlMap126AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap155AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54073,9 +52819,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap156AVX2(c *float32)
+// func ocannlMap127AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap156AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54095,9 +52841,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap157AVX2(c *float32)
+// func ocannlMap128AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap157AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54117,9 +52863,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap158AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap158AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54144,9 +52890,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap159AVX2(c *float32)
+// func ocannlMap130AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap159AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54160,9 +52906,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap160AVX2(c *float32)
+// func ocannlMap131AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap160AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54176,9 +52922,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap161AVX2(c *float32)
+// func ocannlMap132AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap161AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54198,9 +52944,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap162AVX2(c *float32)
+// func ocannlMap133AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap162AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54220,9 +52966,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap163AVX2(c *float32)
+// func ocannlMap134AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap163AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54236,9 +52982,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap164AVX2(c *float32)
+// func ocannlMap135AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap164AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54252,9 +52998,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap165AVX2(c *float32)
+// func ocannlMap136AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap165AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54274,9 +53020,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap166AVX2(c *float32)
+// func ocannlMap137AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap166AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54653,6 +53399,46 @@ row1:
 TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000100, DX
@@ -54692,9 +53478,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54722,9 +53508,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54763,9 +53549,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54793,9 +53579,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54860,9 +53646,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54885,9 +53671,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54918,9 +53704,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54976,9 +53762,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55020,9 +53806,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55052,9 +53838,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55090,9 +53876,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55127,9 +53913,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55153,9 +53939,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce25AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55207,9 +53993,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float32, x0 *float32)
+// func ocannlReduce26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55240,9 +54026,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX2(c *float32, x0 *float32)
+// func ocannlReduce27AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55288,116 +54074,46 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000060, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VMAXPS       Y4, Y0, Y5
-	VMAXPS       Y0, Y4, Y6
-	VCMPPS       $0x03, Y4, Y0, Y4
-	VANDPS       Y6, Y5, Y0
-	VORPS        Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMAXPS       Y4, Y1, Y5
-	VMAXPS       Y1, Y4, Y6
-	VCMPPS       $0x03, Y4, Y1, Y4
-	VANDPS       Y6, Y5, Y1
-	VORPS        Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMAXPS       Y4, Y2, Y5
-	VMAXPS       Y2, Y4, Y6
-	VCMPPS       $0x03, Y4, Y2, Y4
-	VANDPS       Y6, Y5, Y2
-	VORPS        Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VMAXPS       Y4, Y3, Y5
-	VMAXPS       Y3, Y4, Y6
-	VCMPPS       $0x03, Y4, Y3, Y4
-	VANDPS       Y6, Y5, Y3
-	VORPS        Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VMAXPS       Y1, Y0, Y4
-	VMAXPS       Y0, Y1, Y5
-	VCMPPS       $0x03, Y1, Y0, Y0
-	VANDPS       Y5, Y4, Y1
-	VORPS        Y0, Y1, Y1
-	VMAXPS       Y3, Y2, Y0
-	VMAXPS       Y2, Y3, Y4
-	VCMPPS       $0x03, Y3, Y2, Y2
-	VANDPS       Y4, Y0, Y0
-	VORPS        Y2, Y0, Y0
-	VMAXPS       Y0, Y1, Y2
-	VMAXPS       Y1, Y0, Y3
-	VCMPPS       $0x03, Y0, Y1, Y0
-	VANDPS       Y3, Y2, Y1
-	VORPS        Y0, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0x4e, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0xb1, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       X1, (AX)
-	ADDQ         $-512, CX
-	ADDQ         $+4, AX
-	ADDQ         $+512, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
 // func ocannlReduce28AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS (CX), Y0
+	VMOVUPS (CX), Y1
+	VMULPS  Y1, Y0, Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(CX), Y2
+	VMULPS  Y2, Y1, Y1
 	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(CX), Y3
+	VMULPS  Y3, Y2, Y2
 	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(CX), Y4
+	VMULPS  Y4, Y3, Y3
 	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
+	MOVQ    $0x0000000b, BX
 
 grp2:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y3, Y3
 	ADDQ         $+128, CX
 	DECQ         BX
@@ -55414,9 +54130,9 @@ grp2:
 	VMOVSS       ocannlConst32<>+0(SB), X1
 	VADDPS       X0, X1, X0
 	VMOVSS       X0, (AX)
-	ADDQ         $-512, CX
+	ADDQ         $-1536, CX
 	ADDQ         $+4, AX
-	ADDQ         $+512, CX
+	ADDQ         $+1536, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -55428,6 +54144,140 @@ TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000010, DX
 
 row1:
@@ -55508,9 +54358,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// func ocannlReduce32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55556,9 +54406,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// func ocannlReduce33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55597,9 +54447,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float32, x0 *float32)
+// func ocannlReduce34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55645,9 +54495,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55721,9 +54571,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float32, x0 *float32)
+// func ocannlReduce36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55759,9 +54609,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float32, x0 *float32)
+// func ocannlReduce37AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55797,9 +54647,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55894,9 +54744,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55943,9 +54793,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float32, x0 *float32)
+// func ocannlReduce40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55991,9 +54841,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float32, x0 *float32)
+// func ocannlReduce41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56029,9 +54879,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -56126,9 +54976,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float32, x0 *float32)
+// func ocannlReduce43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56174,9 +55024,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -56250,9 +55100,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// func ocannlReduce45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56288,9 +55138,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float32, x0 *float32)
+// func ocannlReduce46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56326,9 +55176,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float32, x0 *float32)
+// func ocannlReduce47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -56370,9 +55220,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float32, x0 *float32)
+// func ocannlReduce48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56400,9 +55250,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float32, x0 *float32)
+// func ocannlReduce49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56441,9 +55291,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float32, x0 *float32)
+// func ocannlReduce50AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56471,9 +55321,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -56538,9 +55388,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float32, x0 *float32)
+// func ocannlReduce52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56563,9 +55413,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float32, x0 *float32)
+// func ocannlReduce53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56596,9 +55446,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float32, x0 *float32)
+// func ocannlReduce54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -5632,7 +5632,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.conv2d_valid#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2dValid1Kernel)
 //	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local, in scratch field net_conv2d_valid_1_y)
 //	net.conv2d_valid#1.bias: 4 (param, parameter pNetConv2dValid1Bias)
-//	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x_1)
+//	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local)
 //	net.max_pool#1/x: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
@@ -5641,7 +5641,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.conv2d_valid#2.kernel: 3,3,4 -> 6 (param, parameter pNetConv2dValid2Kernel)
 //	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local, in scratch field net_conv2d_valid_2_y)
 //	net.conv2d_valid#2.bias: 6 (param, parameter pNetConv2dValid2Bias)
-//	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x_1)
+//	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local)
 //	net.max_pool#2/x: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
@@ -5650,12 +5650,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.dense#2.w: 2,2,6 -> 16 (param, parameter pNetDense2W)
 //	_net.dense#1/x.1: 4 | 16 (let, local, in scratch field net_dense_1_x_1)
 //	net.dense#2.b: 16 (param, parameter pNetDense2B)
-//	_net.dense#1/x.2: 4 | 16 (let, local, in scratch field net_dense_1_x_2)
+//	_net.dense#1/x.2: 4 | 16 (let, local)
 //	net.dense#1/x: 4 | 16 (let, local, in scratch field net_dense_1_x)
 //	net.dense#1.w: 16 -> 12 (param, parameter pNetDense1W)
 //	_net.linear#1/x.1: 4 | 12 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 12 (param, parameter pNetDense1B)
-//	_net.linear#1/x.2: 4 | 12 (let, local, in scratch field net_linear_1_x_2)
+//	_net.linear#1/x.2: 4 | 12 (let, local)
 //	net.linear#1/x: 4 | 12 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 12 -> 3 (param, parameter pNetLinear1W)
 //	_train.cross_entropy#1/logits.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -5749,18 +5749,13 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	            net.conv2d_valid#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    for i2 in 0..11:
-//	      for i3 in 0..3:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv2d_valid#1/y[i0, i1, i2, i3] + net.conv2d_valid#1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..3:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv2d_valid#1/y[i0, i1, i2, i3] + net.conv2d_valid#1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -5789,18 +5784,13 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	              net.conv2d_valid#2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2d_valid#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.max_pool#2/x.1[i0, i1, i2, i3] = net.conv2d_valid#2/y[i0, i1, i2, i3] + net.conv2d_valid#2.bias[i3]
 //
-//	# net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
+//	# net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.max_pool#2/x[i0, i1, i2, i3] = relu(_net.max_pool#2/x.1[i0, i1, i2, i3])
+//	        net.max_pool#2/x[i0, i1, i2, i3] = relu(net.conv2d_valid#2/y[i0, i1, i2, i3] + net.conv2d_valid#2.bias[i3])
 //
 //	# _net.max_pool#2/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -5827,14 +5817,11 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	          _net.dense#1/x.1[i0, i1] += net.dense#2.w[i1, i2, i3, i4] * net.max_pool#2/y[i0, i2, i3, i4]
 //
 //	# _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net.dense#1/x.2[i0, i1] = _net.dense#1/x.1[i0, i1] + net.dense#2.b[i1]
 //
-//	# net.dense#1/x = pointwise relu of _net.dense#1/x.2
+//	# net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net.dense#1/x[i0, i1] = relu(_net.dense#1/x.2[i0, i1])
+//	    net.dense#1/x[i0, i1] = relu(_net.dense#1/x.1[i0, i1] + net.dense#2.b[i1])
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
 //	fill _net.linear#1/x.1 with 0
@@ -5844,14 +5831,11 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	      _net.linear#1/x.1[i0, i1] += net.dense#1.w[i1, i2] * net.dense#1/x[i0, i2]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _net.linear#1/x.2[i0, i1] = _net.linear#1/x.1[i0, i1] + net.dense#1.b[i1]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    net.linear#1/x[i0, i1] = relu(_net.linear#1/x.2[i0, i1])
+//	    net.linear#1/x[i0, i1] = relu(_net.linear#1/x.1[i0, i1] + net.dense#1.b[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -6020,10 +6004,10 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	    for i2 in 0..11:
 //	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+//	# backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    _net.linear#1/x.2.grad[i0, i1] += where(0 < _net.linear#1/x.2[i0, i1], net.linear#1/x.grad[i0, i1], 0)
+//	    _net.linear#1/x.2.grad[i0, i1] += where(0 < net.linear#1/x[i0, i1], net.linear#1/x.grad[i0, i1], 0)
 //
 //	# backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad (the copy elided: _net.linear#1/x.1.grad reads _net.linear#1/x.2.grad)
 //
@@ -6044,10 +6028,10 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	    for i2 in 0..15:
 //	      net.dense#1/x.grad[i0, i2] += net.dense#1.w[i1, i2] * _net.linear#1/x.2.grad[i0, i1]
 //
-//	# backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.dense#1/x.2.grad
+//	# backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.dense#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net.dense#1/x.2.grad[i0, i1] += where(0 < _net.dense#1/x.2[i0, i1], net.dense#1/x.grad[i0, i1], 0)
+//	    _net.dense#1/x.2.grad[i0, i1] += where(0 < net.dense#1/x[i0, i1], net.dense#1/x.grad[i0, i1], 0)
 //
 //	# backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g1 =+ g; g1 is _net.dense#1/x.1.grad (the copy elided: _net.dense#1/x.1.grad reads _net.dense#1/x.2.grad)
 //
@@ -6093,12 +6077,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	          for i5 in 0..1:
 //	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#2/y.argmax@9[i0, i1, i2, i3], net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
+//	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#2/x.1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        _net.max_pool#2/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#2/x.1[i0, i1, i2, i3], net.max_pool#2/x.grad[i0, i1, i2, i3], 0)
+//	        _net.max_pool#2/x.1.grad[i0, i1, i2, i3] += where(0 < net.max_pool#2/x[i0, i1, i2, i3], net.max_pool#2/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad (the copy elided: net.conv2d_valid#2/y.grad reads _net.max_pool#2/x.1.grad)
 //
@@ -6150,12 +6134,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	          for i5 in 0..1:
 //	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..3:
-//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.max_pool#1/x[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad (the copy elided: net.conv2d_valid#1/y.grad reads _net.max_pool#1/x.1.grad)
 //
@@ -6208,26 +6192,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
 	rec.scratch = scratch
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
 	// 4 parts of i0 on the pool.
 	rec2 := ocannlLeNetBackwardPart1Records.Get()
 	rec2.pNetConv2dValid1Bias = pNetConv2dValid1Bias
 	rec2.scratch = scratch
 
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// 4 parts of i0 on the pool.
-	rec3 := ocannlLeNetBackwardPart2Records.Get()
-	rec3.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec, rec2, rec3)
+	region.RunSeq(4, rec, rec2)
 	*rec = ocannlLeNetBackwardPart0{}
 	ocannlLeNetBackwardPart0Records.Put(rec)
 	*rec2 = ocannlLeNetBackwardPart1{}
 	ocannlLeNetBackwardPart1Records.Put(rec2)
-	*rec3 = ocannlLeNetBackwardPart2{}
-	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX512, AVX2.
@@ -6236,22 +6213,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j4 := range 4 {
-			for j5 := range 6 {
-				for j6 := range 6 {
-					for j7 := range 4 {
-						scratch.net_max_pool_1_y[j4][j5][j6][j7] = math.Inf(-1)
+		for j3 := range 4 {
+			for j4 := range 6 {
+				for j5 := range 6 {
+					for j6 := range 4 {
+						scratch.net_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
 					}
 				}
 			}
 		}
 	}
 	// 4 parts of i0 on the pool.
-	rec4 := ocannlLeNetBackwardPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 4)
-	*rec4 = ocannlLeNetBackwardPart3{}
-	ocannlLeNetBackwardPart3Records.Put(rec4)
+	rec3 := ocannlLeNetBackwardPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 4)
+	*rec3 = ocannlLeNetBackwardPart2{}
+	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -6290,44 +6267,24 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
+	// float64 pointwise kernel over 64 rows of 6 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX512(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX2(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_conv2d_valid_2_yRow := &scratch.net_conv2d_valid_2_y[i0][i1][i2]
-					net_max_pool_2_x_1Row := &scratch.net_max_pool_2_x_1[i0][i1][i2]
-					for i3 := range 6 {
-						net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
-	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_max_pool_2_x_1Row2 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
 					net_max_pool_2_xRow := &scratch.net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r6 := net_max_pool_2_x_1Row2[i3]
-						if !(r6 > 0) {
-							r6 = 0
+						r5 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+						if !(r5 > 0) {
+							r5 = 0
 						}
-						net_max_pool_2_xRow[i3] = r6
+						net_max_pool_2_xRow[i3] = r5
 					}
 				}
 			}
@@ -6343,11 +6300,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j9 := range 4 {
-		for j10 := range 2 {
-			for j11 := range 2 {
-				for j12 := range 6 {
-					scratch.net_max_pool_2_y[j9][j10][j11][j12] = math.Inf(-1)
+	for j8 := range 4 {
+		for j9 := range 2 {
+			for j10 := range 2 {
+				for j11 := range 6 {
+					scratch.net_max_pool_2_y[j8][j9][j10][j11] = math.Inf(-1)
 				}
 			}
 		}
@@ -6413,25 +6370,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
+	// net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 	for i0 := range 4 {
 		net_dense_1_x_1Row := &scratch.net_dense_1_x_1[i0]
-		net_dense_1_x_2Row := &scratch.net_dense_1_x_2[i0]
-		for i1 := range 16 {
-			net_dense_1_x_2Row[i1] = net_dense_1_x_1Row[i1] + pNetDense2B[i1]
-		}
-	}
-
-	// net.dense#1/x = pointwise relu of _net.dense#1/x.2
-	for i0 := range 4 {
-		net_dense_1_x_2Row2 := &scratch.net_dense_1_x_2[i0]
 		net_dense_1_xRow := &scratch.net_dense_1_x[i0]
 		for i1 := range 16 {
-			r7 := net_dense_1_x_2Row2[i1]
-			if !(r7 > 0) {
-				r7 = 0
+			r6 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
+			if !(r6 > 0) {
+				r6 = 0
 			}
-			net_dense_1_xRow[i1] = r7
+			net_dense_1_xRow[i1] = r6
 		}
 	}
 
@@ -6456,25 +6404,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	for i0 := range 4 {
 		net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0]
-		net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0]
-		for i1 := range 12 {
-			net_linear_1_x_2Row[i1] = net_linear_1_x_1Row[i1] + pNetDense1B[i1]
-		}
-	}
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 4 {
-		net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0]
 		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 12 {
-			r8 := net_linear_1_x_2Row2[i1]
-			if !(r8 > 0) {
-				r8 = 0
+			r7 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_linear_1_xRow[i1] = r8
+			net_linear_1_xRow[i1] = r7
 		}
 	}
 
@@ -6683,8 +6622,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
-	for j13 := range 4 {
-		scratch.train_cross_entropy_1_m_argmax_18[j13][0] = 3
+	for j12 := range 4 {
+		scratch.train_cross_entropy_1_m_argmax_18[j12][0] = 3
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@18
@@ -6694,15 +6633,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 		acc13 := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		for i1 := range 3 {
-			var r9 float64
+			var r8 float64
 			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r9 = 1
+				r8 = 1
 			}
-			r10 := float64(3)
-			if r9 != 0 {
-				r10 = scratch.ordinals_1[i1]
+			r9 := float64(3)
+			if r8 != 0 {
+				r9 = scratch.ordinals_1[i1]
 			}
-			acc13 = min(acc13, r10)
+			acc13 = min(acc13, r9)
 		}
 		scratch.train_cross_entropy_1_m_argmax_18[i0][0] = acc13
 	}
@@ -6713,15 +6652,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			var r11 float64
+			var r10 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
-				r11 = 1
+				r10 = 1
 			}
-			r12 := float64(0)
-			if r11 != 0 {
-				r12 = train_cross_entropy_1_m_gradV
+			r11 := float64(0)
+			if r10 != 0 {
+				r11 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r11
 		}
 	}
 
@@ -6793,21 +6732,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	// backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 	for i0 := range 4 {
-		net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0]
+		net_linear_1_xRow4 := &scratch.net_linear_1_x[i0]
 		net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0]
 		net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0]
 		for i1 := range 12 {
-			var r13 float64
-			if 0 < net_linear_1_x_2Row3[i1] {
-				r13 = 1
+			var r12 float64
+			if 0 < net_linear_1_xRow4[i1] {
+				r12 = 1
 			}
-			r14 := float64(0)
-			if r13 != 0 {
-				r14 = net_linear_1_x_gradRow2[i1]
+			r13 := float64(0)
+			if r12 != 0 {
+				r13 = net_linear_1_x_gradRow2[i1]
 			}
-			net_linear_1_x_2_gradRow[i1] += r14
+			net_linear_1_x_2_gradRow[i1] += r13
 		}
 	}
 
@@ -6885,21 +6824,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.dense#1/x.2.grad
+	// backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.dense#1/x.2.grad
 	for i0 := range 4 {
-		net_dense_1_x_2Row3 := &scratch.net_dense_1_x_2[i0]
+		net_dense_1_xRow4 := &scratch.net_dense_1_x[i0]
 		net_dense_1_x_gradRow2 := &scratch.net_dense_1_x_grad[i0]
 		net_dense_1_x_2_gradRow := &scratch.net_dense_1_x_2_grad[i0]
 		for i1 := range 16 {
-			var r15 float64
-			if 0 < net_dense_1_x_2Row3[i1] {
-				r15 = 1
+			var r14 float64
+			if 0 < net_dense_1_xRow4[i1] {
+				r14 = 1
 			}
-			r16 := float64(0)
-			if r15 != 0 {
-				r16 = net_dense_1_x_gradRow2[i1]
+			r15 := float64(0)
+			if r14 != 0 {
+				r15 = net_dense_1_x_gradRow2[i1]
 			}
-			net_dense_1_x_2_gradRow[i1] += r16
+			net_dense_1_x_2_gradRow[i1] += r15
 		}
 	}
 
@@ -6974,11 +6913,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): net.max_pool#2/y.argmax@9 = 4 (no winner yet)
-	for j14 := range 4 {
-		for j15 := range 2 {
-			for j16 := range 2 {
-				for j17 := range 6 {
-					scratch.net_max_pool_2_y_argmax_9[j14][j15][j16][j17] = 4
+	for j13 := range 4 {
+		for j14 := range 2 {
+			for j15 := range 2 {
+				for j16 := range 6 {
+					scratch.net_max_pool_2_y_argmax_9[j13][j14][j15][j16] = 4
 				}
 			}
 		}
@@ -6989,13 +6928,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX512 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap9AVX512(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+				ocannlMap5AVX512(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap9AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+				ocannlMap5AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
 			}
 		}
 	} else {
@@ -7014,24 +6953,24 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						ordinals_2V2 := scratch.ordinals_2[i4][1]
 						for i3 := range 6 {
 							acc19 := net_max_pool_2_y_argmax_9Row[i3]
-							var r17 float64
+							var r16 float64
 							if (net_max_pool_2_xRow4[i3] + net_max_pool_2_y_1V3) == net_max_pool_2_yRow4[i3] {
-								r17 = 1
+								r16 = 1
 							}
-							r18 := float64(4)
-							if r17 != 0 {
-								r18 = ordinals_2V
+							r17 := float64(4)
+							if r16 != 0 {
+								r17 = ordinals_2V
 							}
-							acc19 = min(acc19, r18)
-							var r19 float64
+							acc19 = min(acc19, r17)
+							var r18 float64
 							if (net_max_pool_2_xRow5[i3] + net_max_pool_2_y_1V4) == net_max_pool_2_yRow4[i3] {
-								r19 = 1
+								r18 = 1
 							}
-							r20 := float64(4)
-							if r19 != 0 {
-								r20 = ordinals_2V2
+							r19 := float64(4)
+							if r18 != 0 {
+								r19 = ordinals_2V2
 							}
-							acc19 = min(acc19, r20)
+							acc19 = min(acc19, r19)
 							net_max_pool_2_y_argmax_9Row[i3] = acc19
 						}
 					}
@@ -7051,15 +6990,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						ordinals_2Row := &scratch.ordinals_2[i4]
 						net_max_pool_2_x_gradRow := &scratch.net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r21 float64
+							var r20 float64
 							if ordinals_2Row[i5] == net_max_pool_2_y_argmax_9V {
-								r21 = 1
+								r20 = 1
 							}
-							r22 := float64(0)
-							if r21 != 0 {
-								r22 = net_max_pool_2_y_gradV
+							r21 := float64(0)
+							if r20 != 0 {
+								r21 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r22
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r21
 						}
 					}
 				}
@@ -7067,30 +7006,30 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
+	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_2_x_1_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_max_pool_2_x_1Row3 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_xRow6 := &scratch.net_max_pool_2_x[i0][i1][i2]
 					net_max_pool_2_x_gradRow2 := &scratch.net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r23 float64
-						if 0 < net_max_pool_2_x_1Row3[i3] {
-							r23 = 1
+						var r22 float64
+						if 0 < net_max_pool_2_xRow6[i3] {
+							r22 = 1
 						}
-						r24 := float64(0)
-						if r23 != 0 {
-							r24 = net_max_pool_2_x_gradRow2[i3]
+						r23 := float64(0)
+						if r22 != 0 {
+							r23 = net_max_pool_2_x_gradRow2[i3]
 						}
-						net_max_pool_2_x_1_gradRow[i3] += r24
+						net_max_pool_2_x_1_gradRow[i3] += r23
 					}
 				}
 			}
@@ -7125,27 +7064,27 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 4 parts of i0 on the pool.
-	rec5 := ocannlLeNetBackwardPart4Records.Get()
-	rec5.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
-	rec5.scratch = scratch
-	region.Run(rec5, 4)
-	*rec5 = ocannlLeNetBackwardPart4{}
-	ocannlLeNetBackwardPart4Records.Put(rec5)
+	rec4 := ocannlLeNetBackwardPart3Records.Get()
+	rec4.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 4)
+	*rec4 = ocannlLeNetBackwardPart3{}
+	ocannlLeNetBackwardPart3Records.Put(rec4)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
 	// float64 pointwise kernel over 576 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap7AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap7AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
-		for j20 := range 4 {
-			for j21 := range 6 {
-				for j22 := range 6 {
-					for j23 := range 4 {
-						scratch.net_max_pool_1_y_argmax_4[j20][j21][j22][j23] = 4
+		for j19 := range 4 {
+			for j20 := range 6 {
+				for j21 := range 6 {
+					for j22 := range 4 {
+						scratch.net_max_pool_1_y_argmax_4[j19][j20][j21][j22] = 4
 					}
 				}
 			}
@@ -7154,22 +7093,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 	// 6 parts of i3 on the pool.
-	rec6 := ocannlLeNetBackwardPart5Records.Get()
-	rec6.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
-	rec6.scratch = scratch
+	rec5 := ocannlLeNetBackwardPart4Records.Get()
+	rec5.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
+	rec5.scratch = scratch
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// 6 parts of i1 on the pool.
-	rec7 := ocannlLeNetBackwardPart6Records.Get()
-	rec7.scratch = scratch
+	rec6 := ocannlLeNetBackwardPart5Records.Get()
+	rec6.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec6, rec7)
+	region.RunSeq(6, rec5, rec6)
+	*rec5 = ocannlLeNetBackwardPart4{}
+	ocannlLeNetBackwardPart4Records.Put(rec5)
 	*rec6 = ocannlLeNetBackwardPart5{}
 	ocannlLeNetBackwardPart5Records.Put(rec6)
-	*rec7 = ocannlLeNetBackwardPart6{}
-	ocannlLeNetBackwardPart6Records.Put(rec7)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 	for i0 := range 4 {
@@ -7182,15 +7121,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						ordinals_2Row2 := &scratch.ordinals_2[i4]
 						net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r32 float64
+							var r31 float64
 							if ordinals_2Row2[i5] == net_max_pool_1_y_argmax_4V {
-								r32 = 1
+								r31 = 1
 							}
-							r33 := float64(0)
-							if r32 != 0 {
-								r33 = net_max_pool_1_y_gradV
+							r32 := float64(0)
+							if r31 != 0 {
+								r32 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r33
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r32
 						}
 					}
 				}
@@ -7198,30 +7137,30 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow6 := &scratch.net_max_pool_1_x[i0][i1][i2]
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r34 float64
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r34 = 1
+						var r33 float64
+						if 0 < net_max_pool_1_xRow6[i3] {
+							r33 = 1
 						}
-						r35 := float64(0)
-						if r34 != 0 {
-							r35 = net_max_pool_1_x_gradRow2[i3]
+						r34 := float64(0)
+						if r33 != 0 {
+							r34 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r35
+						net_max_pool_1_x_1_gradRow[i3] += r34
 					}
 				}
 			}
@@ -7285,20 +7224,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlLeNetBackwardScratch struct {
 	net_conv2d_valid_1_y              [4][12][12][4]float64
-	net_max_pool_1_x_1                [4][12][12][4]float64
 	net_max_pool_1_x                  [4][12][12][4]float64
 	net_max_pool_1_y_1                [2][2]float64
 	net_max_pool_1_y                  [4][6][6][4]float64
 	net_conv2d_valid_2_y              [4][4][4][6]float64
-	net_max_pool_2_x_1                [4][4][4][6]float64
 	net_max_pool_2_x                  [4][4][4][6]float64
 	net_max_pool_2_y_1                [2][2]float64
 	net_max_pool_2_y                  [4][2][2][6]float64
 	net_dense_1_x_1                   [4][16]float64
-	net_dense_1_x_2                   [4][16]float64
 	net_dense_1_x                     [4][16]float64
 	net_linear_1_x_1                  [4][12]float64
-	net_linear_1_x_2                  [4][12]float64
 	net_linear_1_x                    [4][12]float64
 	train_cross_entropy_1_logits_1    [4][3]float64
 	train_cross_entropy_1_logits      [4][3]float64
@@ -7374,21 +7309,25 @@ type ocannlLeNetBackwardPart1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 4).
-func (r2 *ocannlLeNetBackwardPart1) Part(j2 int) {
-	pNetConv2dValid1Bias, scratch := r2.pNetConv2dValid1Bias, r2.scratch
-	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlLeNetBackwardPart1) Part(j2 int) {
+	pNetConv2dValid1Bias, scratch := r3.pNetConv2dValid1Bias, r3.scratch
+	// float64 pointwise kernel over 144 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_max_pool_1_x_1[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_x_1[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0+j2][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+j2][i1][i2]
 					for i3 := range 4 {
-						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+						r2 := net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -7405,56 +7344,20 @@ type ocannlLeNetBackwardPart2 struct {
 	scratch *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j3 of the nest (0 <= j3 < 4).
-func (r4 *ocannlLeNetBackwardPart2) Part(j3 int) {
+// Part runs part j7 of the nest (0 <= j7 < 4).
+func (r4 *ocannlLeNetBackwardPart2) Part(j7 int) {
 	scratch := r4.scratch
-	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_max_pool_1_x[j3][0][0][0], &scratch.net_max_pool_1_x_1[j3][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_max_pool_1_x[j3][0][0][0], &scratch.net_max_pool_1_x_1[j3][0][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+j3][i1][i2]
-					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+j3][i1][i2]
-					for i3 := range 4 {
-						r3 := net_max_pool_1_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_max_pool_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
-var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
-
-// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlLeNetBackwardPart3 struct {
-	scratch *ocannlLeNetBackwardScratch
-}
-
-// Part runs part j8 of the nest (0 <= j8 < 4).
-func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
-	scratch := r5.scratch
 	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -7462,11 +7365,11 @@ func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
 		for i0 := range 1 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+j8][i1][i2]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+j7][i1][i2]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+j8][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+j7][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+j7][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 4 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -7481,26 +7384,26 @@ func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
 	}
 }
 
-// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
-var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
+// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
+var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
 
-// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlLeNetBackwardPart4 struct {
+type ocannlLeNetBackwardPart3 struct {
 	pNetConv2dValid2Kernel *[216]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 4).
-func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
-	pNetConv2dValid2Kernel, scratch := r25.pNetConv2dValid2Kernel, r25.scratch
+// Part runs part j17 of the nest (0 <= j17 < 4).
+func (r24 *ocannlLeNetBackwardPart3) Part(j17 int) {
+	pNetConv2dValid2Kernel, scratch := r24.pNetConv2dValid2Kernel, r24.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j17][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j17][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -7510,7 +7413,7 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j17][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j17][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -7520,13 +7423,69 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_max_pool_2_x_1_gradV := scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][i3]
+						net_max_pool_2_x_1_gradV := scratch.net_max_pool_2_x_1_grad[i0+j17][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j17][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_max_pool_1_y_gradRow[i6] += net_max_pool_2_x_1_gradV * pNetConv2dValid2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
+var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
+
+// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlLeNetBackwardPart4 struct {
+	gNetConv2dValid2Kernel *[216]float64
+	scratch                *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 6).
+func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
+	gNetConv2dValid2Kernel, scratch := r25.gNetConv2dValid2Kernel, r25.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j18+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j18])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j18+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j18])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_max_pool_2_x_1_gradV2 := scratch.net_max_pool_2_x_1_grad[i0][i1][i2][i3+j18]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j18+12*i4+4*i5 : 36*i3+36*j18+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_max_pool_2_x_1_gradV2
 								}
 							}
 						}
@@ -7541,50 +7500,66 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 var ocannlLeNetBackwardPart4Records rt.Records[ocannlLeNetBackwardPart4]
 
 // ocannlLeNetBackwardPart5 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 1 values of i1 (see rt.Pool).
 type ocannlLeNetBackwardPart5 struct {
-	gNetConv2dValid2Kernel *[216]float64
-	scratch                *ocannlLeNetBackwardScratch
+	scratch *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 6).
-func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
-	gNetConv2dValid2Kernel, scratch := r26.gNetConv2dValid2Kernel, r26.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j23 of the nest (0 <= j23 < 6).
+func (r30 *ocannlLeNetBackwardPart5) Part(j23 int) {
+	scratch := r30.scratch
+	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j19])
-					}
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap8AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j23][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j23+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j23][0][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j19])
-					}
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap8AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j23][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j23+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j23][0][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
 	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_max_pool_2_x_1_gradV2 := scratch.net_max_pool_2_x_1_grad[i0][i1][i2][i3+j19]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_max_pool_2_x_1_gradV2
-								}
+			for i1 := range 1 {
+				for i2 := range 6 {
+					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0][i1+j23][i2]
+					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0][i1+j23][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+2*j23+i4][2*i2]
+						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
+						ordinals_2V3 := scratch.ordinals_2[i4][0]
+						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0][2*i1+2*j23+i4][2*i2+1]
+						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
+						ordinals_2V4 := scratch.ordinals_2[i4][1]
+						for i3 := range 4 {
+							acc21 := net_max_pool_1_y_argmax_4Row[i3]
+							var r26 float64
+							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
+								r26 = 1
 							}
+							r27 := float64(4)
+							if r26 != 0 {
+								r27 = ordinals_2V3
+							}
+							acc21 = min(acc21, r27)
+							var r28 float64
+							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
+								r28 = 1
+							}
+							r29 := float64(4)
+							if r28 != 0 {
+								r29 = ordinals_2V4
+							}
+							acc21 = min(acc21, r29)
+							net_max_pool_1_y_argmax_4Row[i3] = acc21
 						}
 					}
 				}
@@ -7595,78 +7570,6 @@ func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
 
 // ocannlLeNetBackwardPart5Records holds the free ocannlLeNetBackwardPart5 records.
 var ocannlLeNetBackwardPart5Records rt.Records[ocannlLeNetBackwardPart5]
-
-// ocannlLeNetBackwardPart6 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
-type ocannlLeNetBackwardPart6 struct {
-	scratch *ocannlLeNetBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 6).
-func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
-	scratch := r31.scratch
-	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 1 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap12AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 1 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
-				}
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-		for i0 := range 4 {
-			for i1 := range 1 {
-				for i2 := range 6 {
-					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0][i1+j24][i2]
-					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0][i1+j24][i2]
-					for i4 := range 2 {
-						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+2*j24+i4][2*i2]
-						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
-						ordinals_2V3 := scratch.ordinals_2[i4][0]
-						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0][2*i1+2*j24+i4][2*i2+1]
-						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
-						ordinals_2V4 := scratch.ordinals_2[i4][1]
-						for i3 := range 4 {
-							acc21 := net_max_pool_1_y_argmax_4Row[i3]
-							var r27 float64
-							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
-								r27 = 1
-							}
-							r28 := float64(4)
-							if r27 != 0 {
-								r28 = ordinals_2V3
-							}
-							acc21 = min(acc21, r28)
-							var r29 float64
-							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
-								r29 = 1
-							}
-							r30 := float64(4)
-							if r29 != 0 {
-								r30 = ordinals_2V4
-							}
-							acc21 = min(acc21, r30)
-							net_max_pool_1_y_argmax_4Row[i3] = acc21
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlLeNetBackwardPart6Records holds the free ocannlLeNetBackwardPart6 records.
-var ocannlLeNetBackwardPart6Records rt.Records[ocannlLeNetBackwardPart6]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -7872,9 +7775,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -7890,9 +7793,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -8527,9 +8430,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8559,9 +8462,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -8578,7 +8481,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8586,7 +8489,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8916,12 +8819,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#2.conv2d#2.kernel: 3,3,2 -> 4 (param, parameter pNetVggBlock2Conv2d2Kernel)
 //	net.vgg_block#2.conv2d#2/y: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_2_y)
 //	net.vgg_block#2.conv2d#2.bias: 4 (param, parameter pNetVggBlock2Conv2d2Bias)
-//	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x_1)
+//	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local)
 //	net.vgg_block#2.conv2d#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x)
 //	net.vgg_block#2.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetVggBlock2Conv2d1Kernel)
 //	net.vgg_block#2.conv2d#1/y: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_y)
 //	net.vgg_block#2.conv2d#1.bias: 4 (param, parameter pNetVggBlock2Conv2d1Bias)
-//	_net.vgg_block#2.max_pool#1/x.1: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_x_1)
+//	_net.vgg_block#2.max_pool#1/x.1: 2 | 8,8,4 (let, local)
 //	net.vgg_block#2.max_pool#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
@@ -8930,12 +8833,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#1.conv2d#2.kernel: 3,3,4 -> 6 (param, parameter pNetVggBlock1Conv2d2Kernel)
 //	net.vgg_block#1.conv2d#2/y: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_2_y)
 //	net.vgg_block#1.conv2d#2.bias: 6 (param, parameter pNetVggBlock1Conv2d2Bias)
-//	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x_1)
+//	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local)
 //	net.vgg_block#1.conv2d#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x)
 //	net.vgg_block#1.conv2d#1.kernel: 3,3,6 -> 6 (param, parameter pNetVggBlock1Conv2d1Kernel)
 //	net.vgg_block#1.conv2d#1/y: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_y)
 //	net.vgg_block#1.conv2d#1.bias: 6 (param, parameter pNetVggBlock1Conv2d1Bias)
-//	_net.vgg_block#1.max_pool#1/x.1: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_x_1)
+//	_net.vgg_block#1.max_pool#1/x.1: 2 | 4,4,6 (let, local)
 //	net.vgg_block#1.max_pool#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
@@ -9043,18 +8946,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3] = net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#2.bias[i3]
 //
-//	# net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
+//	# net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1, with _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#2.bias[i3])
 //
 //	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
@@ -9069,18 +8967,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3] = net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#1.bias[i3]
 //
-//	# net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
+//	# net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3] = relu(_net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3] = relu(net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#1.bias[i3])
 //
 //	# _net.vgg_block#2.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -9110,18 +9003,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] += net.vgg_block#2.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3] = net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#2.bias[i3]
 //
-//	# net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1
+//	# net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1, with _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#2.bias[i3])
 //
 //	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
@@ -9136,18 +9024,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3] = net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#1.bias[i3]
 //
-//	# net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1
+//	# net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1, with _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3] = relu(_net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3] = relu(net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#1.bias[i3])
 //
 //	# _net.vgg_block#1.max_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -9358,12 +9241,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	          for i5 in 0..1:
 //	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.vgg_block#1.max_pool#1/y.argmax@15[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
+//	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#1/y.grad (the copy elided: net.vgg_block#1.conv2d#1/y.grad reads _net.vgg_block#1.max_pool#1/x.1.grad)
 //
@@ -9395,13 +9278,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	            for i6 in 0..5:
 //	              net.vgg_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+//	# backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+//	reset padding of net.vgg_block#1.conv2d#1/x to 0
 //	reset padding of net.vgg_block#1.conv2d#1/x.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3], net.vgg_block#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.vgg_block#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#2/y.grad (the copy elided: net.vgg_block#1.conv2d#2/y.grad reads _net.vgg_block#1.conv2d#1/x.1.grad)
 //
@@ -9456,12 +9340,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	          for i5 in 0..1:
 //	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.vgg_block#2.max_pool#1/y.argmax@7[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
+//	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad (the copy elided: net.vgg_block#2.conv2d#1/y.grad reads _net.vgg_block#2.max_pool#1/x.1.grad)
 //
@@ -9493,13 +9377,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	            for i6 in 0..3:
 //	              net.vgg_block#2.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
+//	# backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
+//	reset padding of net.vgg_block#2.conv2d#1/x to 0
 //	reset padding of net.vgg_block#2.conv2d#1/x.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3], net.vgg_block#2.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.vgg_block#2.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad (the copy elided: net.vgg_block#2.conv2d#2/y.grad reads _net.vgg_block#2.conv2d#1/x.1.grad)
 //
@@ -9613,49 +9498,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_2_yRow := &scratch.net_vgg_block_2_conv2d_2_y[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_1Row := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1, with _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias fused
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				net_vgg_block_2_conv2d_2_yRow := &scratch.net_vgg_block_2_conv2d_2_y[i0][i1][i2]
+				net_vgg_block_2_conv2d_1_xRow := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+					if !(r > 0) {
+						r = 0
 					}
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
-	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row2 := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_xRow := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
-					for i3 := range 4 {
-						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
-						}
-						net_vgg_block_2_conv2d_1_xRow[i3] = r
-					}
+					net_vgg_block_2_conv2d_1_xRow[i3] = r
 				}
 			}
 		}
@@ -9698,40 +9552,20 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
+	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_conv2d_1_yRow := &scratch.net_vgg_block_2_conv2d_1_y[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1Row := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
-	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row2 := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_xRow := &scratch.net_vgg_block_2_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
-						r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
+						r2 := net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -9753,9 +9587,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
 			for j18 := range 7 {
@@ -9772,7 +9606,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -9780,7 +9614,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -9876,27 +9710,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias
+	// net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1, with _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_2_yRow := &scratch.net_vgg_block_1_conv2d_2_y[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_x_1Row := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_1_x_1Row[i3] = net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1Row2 := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
 				net_vgg_block_1_conv2d_1_xRow := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 6 {
-					r3 := net_vgg_block_1_conv2d_1_x_1Row2[i3]
+					r3 := net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
 					if !(r3 > 0) {
 						r3 = 0
 					}
@@ -9943,27 +9764,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias
+	// net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1, with _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_1_yRow := &scratch.net_vgg_block_1_conv2d_1_y[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_1Row := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_max_pool_1_x_1Row[i3] = net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row2 := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_xRow := &scratch.net_vgg_block_1_max_pool_1_x[i0][i1][i2]
 				for i3 := range 6 {
-					r4 := net_vgg_block_1_max_pool_1_x_1Row2[i3]
+					r4 := net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
 					if !(r4 > 0) {
 						r4 = 0
 					}
@@ -10411,16 +10219,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
+	// backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row3 := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_xRow6 := &scratch.net_vgg_block_1_max_pool_1_x[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
 					var r15 float64
-					if 0 < net_vgg_block_1_max_pool_1_x_1Row3[i3] {
+					if 0 < net_vgg_block_1_max_pool_1_xRow6[i3] {
 						r15 = 1
 					}
 					r16 := float64(0)
@@ -10468,8 +10276,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	*rec = ocannlVGGBackwardPart0{}
 	ocannlVGGBackwardPart0Records.Put(rec)
 
-	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
+	// 6 parts of i3 on the pool.
+	rec2 := ocannlVGGBackwardPart1Records.Get()
+	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlVGGBackwardPart1{}
+	ocannlVGGBackwardPart1Records.Put(rec2)
 
+	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
 	for j46 := range 2 {
 		for j47 := range 7 {
 			for j48 := range 6 {
@@ -10477,7 +10293,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	for j49 := range 2 {
 		for j50 := 5; j50 < 7; j50++ {
 			for j51 := range 7 {
@@ -10487,7 +10302,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	for j53 := range 2 {
 		for j54 := 1; j54 < 5; j54++ {
 			for j55 := range 6 {
@@ -10495,7 +10309,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	for j56 := range 2 {
 		for j57 := 1; j57 < 5; j57++ {
 			for j58 := 5; j58 < 7; j58++ {
@@ -10505,24 +10318,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap15AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x[0][1][1][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap15AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x[0][1][1][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_vgg_block_1_conv2d_1_x_1Row3 := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_1_conv2d_1_xRow4 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 					net_vgg_block_1_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_1_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
 						var r19 float64
-						if 0 < net_vgg_block_1_conv2d_1_x_1Row3[i3] {
+						if 0 < net_vgg_block_1_conv2d_1_xRow4[i3] {
 							r19 = 1
 						}
 						r20 := float64(0)
@@ -10537,9 +10348,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
-
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		ocannlReduce15AVX512(&gNetVggBlock1Conv2d2Bias[0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
@@ -10565,9 +10374,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
-
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10609,67 +10416,89 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
-
-	for j61 := range 2 {
-		for j62 := range 4 {
-			for j63 := range 4 {
-				for j64 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_argmax_7[j61][j62][j63][j64] = 4
+	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 6 {
+					for i4 := range 3 {
+						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 6 {
+					for i4 := range 3 {
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_1_x_1_gradV2 := scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_1_x_1_gradV2
+								}
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 
-	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
-	// 6 parts of i3 on the pool.
-	rec2 := ocannlVGGBackwardPart1Records.Get()
-	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
-	rec2.scratch = scratch
-
-	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
-	// 6 parts of i3 on the pool.
-	rec3 := ocannlVGGBackwardPart2Records.Get()
-	rec3.gNetVggBlock1Conv2d2Kernel = gNetVggBlock1Conv2d2Kernel
-	rec3.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec2, rec3)
-	*rec2 = ocannlVGGBackwardPart1{}
-	ocannlVGGBackwardPart1Records.Put(rec2)
-	*rec3 = ocannlVGGBackwardPart2{}
-	ocannlVGGBackwardPart2Records.Put(rec3)
+	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
+	for j60 := range 2 {
+		for j61 := range 4 {
+			for j62 := range 4 {
+				for j63 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_argmax_7[j60][j61][j62][j63] = 4
+				}
+			}
+		}
+	}
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.vgg_block#2.max_pool#1/y.argmax@7
-	for j65 := range 2 {
-		for j66 := range 7 {
-			for j67 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j65][0][j66][j67] = math.Inf(-1)
+	for j64 := range 2 {
+		for j65 := range 7 {
+			for j66 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j64][0][j65][j66] = math.Inf(-1)
 			}
 		}
 	}
-	for j68 := range 2 {
-		for j69 := 5; j69 < 7; j69++ {
-			for j70 := range 7 {
-				for j71 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j68][j69][j70][j71] = math.Inf(-1)
+	for j67 := range 2 {
+		for j68 := 5; j68 < 7; j68++ {
+			for j69 := range 7 {
+				for j70 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j67][j68][j69][j70] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j72 := range 2 {
-		for j73 := 1; j73 < 5; j73++ {
-			for j74 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j72][j73][0][j74] = math.Inf(-1)
+	for j71 := range 2 {
+		for j72 := 1; j72 < 5; j72++ {
+			for j73 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j71][j72][0][j73] = math.Inf(-1)
 			}
 		}
 	}
-	for j75 := range 2 {
-		for j76 := 1; j76 < 5; j76++ {
-			for j77 := 5; j77 < 7; j77++ {
-				for j78 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j75][j76][j77][j78] = math.Inf(-1)
+	for j74 := range 2 {
+		for j75 := 1; j75 < 5; j75++ {
+			for j76 := 5; j76 < 7; j76++ {
+				for j77 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j74][j75][j76][j77] = math.Inf(-1)
 				}
 			}
 		}
@@ -10679,7 +10508,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap21AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -10687,7 +10516,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -10707,24 +10536,24 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						ordinals_2V4 := scratch.ordinals_2[i4][1]
 						for i3 := range 4 {
 							acc18 := net_vgg_block_2_max_pool_1_y_argmax_7Row[i3]
-							var r22 float64
+							var r21 float64
 							if (net_vgg_block_2_max_pool_1_xRow4[i3] + net_vgg_block_2_max_pool_1_y_1V3) == net_vgg_block_2_max_pool_1_yRow4[i3] {
-								r22 = 1
+								r21 = 1
 							}
-							r23 := float64(4)
-							if r22 != 0 {
-								r23 = ordinals_2V3
+							r22 := float64(4)
+							if r21 != 0 {
+								r22 = ordinals_2V3
 							}
-							acc18 = min(acc18, r23)
-							var r24 float64
+							acc18 = min(acc18, r22)
+							var r23 float64
 							if (net_vgg_block_2_max_pool_1_xRow5[i3] + net_vgg_block_2_max_pool_1_y_1V4) == net_vgg_block_2_max_pool_1_yRow4[i3] {
-								r24 = 1
+								r23 = 1
 							}
-							r25 := float64(4)
-							if r24 != 0 {
-								r25 = ordinals_2V4
+							r24 := float64(4)
+							if r23 != 0 {
+								r24 = ordinals_2V4
 							}
-							acc18 = min(acc18, r25)
+							acc18 = min(acc18, r24)
 							net_vgg_block_2_max_pool_1_y_argmax_7Row[i3] = acc18
 						}
 					}
@@ -10734,34 +10563,34 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
-	for j79 := range 2 {
-		for j80 := range 7 {
-			for j81 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j79][0][j80][j81] = 0
+	for j78 := range 2 {
+		for j79 := range 7 {
+			for j80 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j78][0][j79][j80] = 0
 			}
 		}
 	}
-	for j82 := range 2 {
-		for j83 := 5; j83 < 7; j83++ {
-			for j84 := range 7 {
-				for j85 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j82][j83][j84][j85] = 0
+	for j81 := range 2 {
+		for j82 := 5; j82 < 7; j82++ {
+			for j83 := range 7 {
+				for j84 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j81][j82][j83][j84] = 0
 				}
 			}
 		}
 	}
-	for j86 := range 2 {
-		for j87 := 1; j87 < 5; j87++ {
-			for j88 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j86][j87][0][j88] = 0
+	for j85 := range 2 {
+		for j86 := 1; j86 < 5; j86++ {
+			for j87 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j85][j86][0][j87] = 0
 			}
 		}
 	}
-	for j89 := range 2 {
-		for j90 := 1; j90 < 5; j90++ {
-			for j91 := 5; j91 < 7; j91++ {
-				for j92 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j89][j90][j91][j92] = 0
+	for j88 := range 2 {
+		for j89 := 1; j89 < 5; j89++ {
+			for j90 := 5; j90 < 7; j90++ {
+				for j91 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j88][j89][j90][j91] = 0
 				}
 			}
 		}
@@ -10776,15 +10605,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						ordinals_2Row2 := &scratch.ordinals_2[i4]
 						net_vgg_block_2_max_pool_1_x_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r26 float64
+							var r25 float64
 							if ordinals_2Row2[i5] == net_vgg_block_2_max_pool_1_y_argmax_7V {
-								r26 = 1
+								r25 = 1
 							}
-							r27 := float64(0)
-							if r26 != 0 {
-								r27 = net_vgg_block_2_max_pool_1_y_gradV
+							r26 := float64(0)
+							if r25 != 0 {
+								r26 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r27
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r26
 						}
 					}
 				}
@@ -10792,30 +10621,30 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
+	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row3 := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_xRow6 := &scratch.net_vgg_block_2_max_pool_1_x[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r28 float64
-						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
-							r28 = 1
+						var r27 float64
+						if 0 < net_vgg_block_2_max_pool_1_xRow6[i3] {
+							r27 = 1
 						}
-						r29 := float64(0)
-						if r28 != 0 {
-							r29 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
+						r28 := float64(0)
+						if r27 != 0 {
+							r28 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r29
+						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r28
 					}
 				}
 			}
@@ -10852,79 +10681,82 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
 	// 2 parts of i0 on the pool.
+	rec3 := ocannlVGGBackwardPart2Records.Get()
+	rec3.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
+	rec3.scratch = scratch
+	region.Run(rec3, 2)
+	*rec3 = ocannlVGGBackwardPart2{}
+	ocannlVGGBackwardPart2Records.Put(rec3)
+
+	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
+	// 4 parts of i3 on the pool.
 	rec4 := ocannlVGGBackwardPart3Records.Get()
-	rec4.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
+	rec4.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
 	rec4.scratch = scratch
-	region.Run(rec4, 2)
+	region.Run(rec4, 4)
 	*rec4 = ocannlVGGBackwardPart3{}
 	ocannlVGGBackwardPart3Records.Put(rec4)
 
-	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
-
-	for j95 := range 2 {
-		for j96 := range 11 {
-			for j97 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j95][0][j96][j97] = 0
+	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
+	for j94 := range 2 {
+		for j95 := range 11 {
+			for j96 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j94][0][j95][j96] = 0
 			}
 		}
 	}
-
-	for j98 := range 2 {
-		for j99 := 9; j99 < 11; j99++ {
-			for j100 := range 11 {
-				for j101 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j98][j99][j100][j101] = 0
+	for j97 := range 2 {
+		for j98 := 9; j98 < 11; j98++ {
+			for j99 := range 11 {
+				for j100 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j97][j98][j99][j100] = 0
 				}
 			}
 		}
 	}
-
-	for j102 := range 2 {
-		for j103 := 1; j103 < 9; j103++ {
-			for j104 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j102][j103][0][j104] = 0
+	for j101 := range 2 {
+		for j102 := 1; j102 < 9; j102++ {
+			for j103 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j101][j102][0][j103] = 0
 			}
 		}
 	}
-
-	for j105 := range 2 {
-		for j106 := 1; j106 < 9; j106++ {
-			for j107 := 9; j107 < 11; j107++ {
-				for j108 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j105][j106][j107][j108] = 0
+	for j104 := range 2 {
+		for j105 := 1; j105 < 9; j105++ {
+			for j106 := 9; j106 < 11; j106++ {
+				for j107 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j104][j105][j106][j107] = 0
 				}
 			}
 		}
 	}
-
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap23AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap23AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row3 := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_xRow4 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r32 float64
-						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
-							r32 = 1
+						var r31 float64
+						if 0 < net_vgg_block_2_conv2d_1_xRow4[i3] {
+							r31 = 1
 						}
-						r33 := float64(0)
-						if r32 != 0 {
-							r33 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
+						r32 := float64(0)
+						if r31 != 0 {
+							r32 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r33
+						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r32
 					}
 				}
 			}
@@ -10932,9 +10764,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
-
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		ocannlReduce19AVX512(&gNetVggBlock2Conv2d2Bias[0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
@@ -10961,25 +10791,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
-	// 4 parts of i3 on the pool.
-	rec5 := ocannlVGGBackwardPart4Records.Get()
-	rec5.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
-	rec5.scratch = scratch
-
 	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
 	// 4 parts of i3 on the pool.
-	rec6 := ocannlVGGBackwardPart5Records.Get()
-	rec6.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
-	rec6.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec5, rec6)
+	rec5 := ocannlVGGBackwardPart4Records.Get()
+	rec5.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 4)
 	*rec5 = ocannlVGGBackwardPart4{}
 	ocannlVGGBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlVGGBackwardPart5{}
-	ocannlVGGBackwardPart5Records.Put(rec6)
 }
 
 // ocannlVGGBackwardScratch holds the local arrays of ocannlVGGBackward too large for the stack. Their
@@ -10987,18 +10806,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 type ocannlVGGBackwardScratch struct {
 	imagesPad                              [2][11][11][2]float64
 	net_vgg_block_2_conv2d_2_y             [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x_1           [2][8][8][4]float64
 	net_vgg_block_2_conv2d_1_x             [2][11][11][4]float64
 	net_vgg_block_2_conv2d_1_y             [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_x_1         [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_x           [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_y_1         [2][2]float64
 	net_vgg_block_2_max_pool_1_y           [2][7][7][4]float64
 	net_vgg_block_1_conv2d_2_y             [2][4][4][6]float64
-	net_vgg_block_1_conv2d_1_x_1           [2][4][4][6]float64
 	net_vgg_block_1_conv2d_1_x             [2][7][7][6]float64
 	net_vgg_block_1_conv2d_1_y             [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_x_1         [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_x           [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_y_1         [2][2]float64
 	net_vgg_block_1_max_pool_1_y           [2][2][2][6]float64
@@ -11146,49 +10961,49 @@ func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
 // ocannlVGGBackwardPart1Records holds the free ocannlVGGBackwardPart1 records.
 var ocannlVGGBackwardPart1Records rt.Records[ocannlVGGBackwardPart1]
 
-// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 6 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlVGGBackwardPart2 struct {
-	gNetVggBlock1Conv2d2Kernel *[216]float64
+	pNetVggBlock2Conv2d1Kernel *[144]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 6).
-func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
-	gNetVggBlock1Conv2d2Kernel, scratch := r21.gNetVggBlock1Conv2d2Kernel, r21.scratch
+// Part runs part j92 of the nest (0 <= j92 < 2).
+func (r29 *ocannlVGGBackwardPart2) Part(j92 int) {
+	pNetVggBlock2Conv2d1Kernel, scratch := r29.pNetVggBlock2Conv2d1Kernel, r29.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 1 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3+j60])
+						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j92][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j92][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 1 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3+j60])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j92][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j92][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
 		}
 	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_vgg_block_1_conv2d_1_x_1_gradV2 := scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][i3+j60]
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_vgg_block_2_max_pool_1_x_1_gradV := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j92][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4+4*i5 : 36*i3+36*j60+12*i4+4*i5+4])
+								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j92][i1+i4][i2+i5]
 								for i6 := range 4 {
-									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_1_x_1_gradV2
+									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_max_pool_1_x_1_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -11202,49 +11017,49 @@ func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
 // ocannlVGGBackwardPart2Records holds the free ocannlVGGBackwardPart2 records.
 var ocannlVGGBackwardPart2Records rt.Records[ocannlVGGBackwardPart2]
 
-// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlVGGBackwardPart3 struct {
-	pNetVggBlock2Conv2d1Kernel *[144]float64
+	gNetVggBlock2Conv2d1Kernel *[144]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 2).
+// Part runs part j93 of the nest (0 <= j93 < 4).
 func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
-	pNetVggBlock2Conv2d1Kernel, scratch := r30.pNetVggBlock2Conv2d1Kernel, r30.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	gNetVggBlock2Conv2d1Kernel, scratch := r30.gNetVggBlock2Conv2d1Kernel, r30.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i1 := range 8 {
-				for i2 := range 8 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j93+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j93])
 					}
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 8 {
-				for i2 := range 8 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j93+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j93])
 					}
 				}
 			}
 		}
 	} else {
-		for i0 := range 1 {
+		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					for i3 := range 4 {
-						net_vgg_block_2_max_pool_1_x_1_gradV := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][i3]
+					for i3 := range 1 {
+						net_vgg_block_2_max_pool_1_x_1_gradV2 := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2][i3+j93]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2+i5]
+								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j93+12*i4+4*i5 : 36*i3+36*j93+12*i4+4*i5+4])
 								for i6 := range 4 {
-									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_max_pool_1_x_1_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_max_pool_1_x_1_gradV2
 								}
 							}
 						}
@@ -11261,76 +11076,20 @@ var ocannlVGGBackwardPart3Records rt.Records[ocannlVGGBackwardPart3]
 // ocannlVGGBackwardPart4 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
 type ocannlVGGBackwardPart4 struct {
-	gNetVggBlock2Conv2d1Kernel *[144]float64
-	scratch                    *ocannlVGGBackwardScratch
-}
-
-// Part runs part j94 of the nest (0 <= j94 < 4).
-func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
-	gNetVggBlock2Conv2d1Kernel, scratch := r31.gNetVggBlock2Conv2d1Kernel, r31.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 8 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j94])
-					}
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 8 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j94])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i3 := range 1 {
-						net_vgg_block_2_max_pool_1_x_1_gradV2 := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2][i3+j94]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4+4*i5 : 36*i3+36*j94+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_max_pool_1_x_1_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlVGGBackwardPart4Records holds the free ocannlVGGBackwardPart4 records.
-var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
-
-// ocannlVGGBackwardPart5 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
-type ocannlVGGBackwardPart5 struct {
 	gNetVggBlock2Conv2d2Kernel *[72]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 4).
-func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
-	gNetVggBlock2Conv2d2Kernel, scratch := r34.gNetVggBlock2Conv2d2Kernel, r34.scratch
+// Part runs part j108 of the nest (0 <= j108 < 4).
+func (r33 *ocannlVGGBackwardPart4) Part(j108 int) {
+	gNetVggBlock2Conv2d2Kernel, scratch := r33.gNetVggBlock2Conv2d2Kernel, r33.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j109])
+						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j108+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j108])
 					}
 				}
 			}
@@ -11340,7 +11099,7 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j109])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j108+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j108])
 					}
 				}
 			}
@@ -11350,11 +11109,11 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_1_x_1_gradV := scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2][i3+j109]
+						net_vgg_block_2_conv2d_1_x_1_gradV := scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2][i3+j108]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4+2*i5 : 18*i3+18*j109+6*i4+2*i5+2])
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j108+6*i4+2*i5 : 18*i3+18*j108+6*i4+2*i5+2])
 								for i6 := range 2 {
 									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_1_x_1_gradV
 								}
@@ -11367,8 +11126,8 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 	}
 }
 
-// ocannlVGGBackwardPart5Records holds the free ocannlVGGBackwardPart5 records.
-var ocannlVGGBackwardPart5Records rt.Records[ocannlVGGBackwardPart5]
+// ocannlVGGBackwardPart4Records holds the free ocannlVGGBackwardPart4 records.
+var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 
 // ocannlResNetTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -11504,19 +11263,14 @@ var ocannlVGGBackwardPart5Records rt.Records[ocannlVGGBackwardPart5]
 //	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 //
 //	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu((net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]))
 //
-//	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
+//	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x, with net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused fused
 //	fill net.global_avg_pool#1/s with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        net.global_avg_pool#1/s[i0, i1] += net.global_avg_pool#1/x[i0, i2, i3, i1]
+//	        net.global_avg_pool#1/s[i0, i1] += relu((net.basic_block#1.conv2d#2/y[i0, i2, i3, i1] + net.basic_block#1.conv2d#2.bias[i1]) + (net.basic_block#1.conv2d#3/y[i0, i2, i3, i1] + net.basic_block#1.conv2d#3.bias[i1]))
 //
 //	# _net.linear#1/x.1 = pointwise "*." of _dim_h.1, _dim_w.1
 //	_net.linear#1/x.1[0] = _dim_h.1[0] * _dim_w.1[0]
@@ -11590,7 +11344,6 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	var net_basic_block_1_h [2][7][7][8]float64
 	var net_basic_block_1_conv2d_2_y [2][4][4][8]float64
 	var net_basic_block_1_conv2d_3_y [2][4][4][8]float64
-	var net_global_avg_pool_1_x [2][4][4][8]float64
 	var net_global_avg_pool_1_s [2][8]float64
 	var net_linear_1_x_1 [1]float64
 	var net_linear_1_x [2][8]float64
@@ -11776,56 +11529,51 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		}
 	}
 
-	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
-	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
-					for i3 := range 8 {
-						r3 := (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_global_avg_pool_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-
-	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
-	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x, with net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused fused
+	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce24AVX512(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX512(&net_global_avg_pool_1_s[i0][0], &net_basic_block_1_conv2d_2_y[i0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[i0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_basic_block_1_conv2d_2_y[i0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[i0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
 		for i0 := range 2 {
 			net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
 			for i2 := range 4 {
-				net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
-				net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
-				net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
-				net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
+				net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i2][0]
+				net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i2][0]
+				net_basic_block_1_conv2d_2_yRow2 := &net_basic_block_1_conv2d_2_y[i0][i2][1]
+				net_basic_block_1_conv2d_3_yRow2 := &net_basic_block_1_conv2d_3_y[i0][i2][1]
+				net_basic_block_1_conv2d_2_yRow3 := &net_basic_block_1_conv2d_2_y[i0][i2][2]
+				net_basic_block_1_conv2d_3_yRow3 := &net_basic_block_1_conv2d_3_y[i0][i2][2]
+				net_basic_block_1_conv2d_2_yRow4 := &net_basic_block_1_conv2d_2_y[i0][i2][3]
+				net_basic_block_1_conv2d_3_yRow4 := &net_basic_block_1_conv2d_3_y[i0][i2][3]
 				for i1 := range 8 {
 					acc5 := net_global_avg_pool_1_sRow[i1]
-					acc5 += net_global_avg_pool_1_xRow2[i1]
-					acc5 += net_global_avg_pool_1_xRow3[i1]
-					acc5 += net_global_avg_pool_1_xRow4[i1]
-					acc5 += net_global_avg_pool_1_xRow5[i1]
+					r3 := (net_basic_block_1_conv2d_2_yRow[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r3 > 0) {
+						r3 = 0
+					}
+					acc5 += r3
+					r4 := (net_basic_block_1_conv2d_2_yRow2[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow2[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r4 > 0) {
+						r4 = 0
+					}
+					acc5 += r4
+					r5 := (net_basic_block_1_conv2d_2_yRow3[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow3[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r5 > 0) {
+						r5 = 0
+					}
+					acc5 += r5
+					r6 := (net_basic_block_1_conv2d_2_yRow4[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow4[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r6 > 0) {
+						r6 = 0
+					}
+					acc5 += r6
 					net_global_avg_pool_1_sRow[i1] = acc5
 				}
 			}
@@ -11954,12 +11702,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.conv2d#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2d1Kernel)
 //	net.conv2d#1/y: 2 | 8,8,4 (let, local, in scratch field net_conv2d_1_y)
 //	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
-//	_net/stem.1: 2 | 8,8,4 (let, local, in scratch field net_stem_1)
+//	_net/stem.1: 2 | 8,8,4 (let, local)
 //	net/stem: 2 | 8,8,4 (let, local, in scratch field net_stem)
 //	net.basic_block#1.conv2d#1.kernel: 3,3,4 -> 8 (param, parameter pNetBasicBlock1Conv2d1Kernel)
 //	net.basic_block#1.conv2d#1/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_1_y)
 //	net.basic_block#1.conv2d#1.bias: 8 (param, parameter pNetBasicBlock1Conv2d1Bias)
-//	_net.basic_block#1/h.1: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_h_1)
+//	_net.basic_block#1/h.1: 2 | 4,4,8 (let, local)
 //	net.basic_block#1/h: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_h)
 //	net.basic_block#1.conv2d#2.kernel: 3,3,8 -> 8 (param, parameter pNetBasicBlock1Conv2d2Kernel)
 //	net.basic_block#1.conv2d#2/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_2_y)
@@ -11969,7 +11717,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.basic_block#1.conv2d#3/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_3_y)
 //	net.basic_block#1.conv2d#3.bias: 8 (param, parameter pNetBasicBlock1Conv2d3Bias)
 //	net.basic_block#1/shortcut: 2 | 4,4,8 (let, local)
-//	_net.global_avg_pool#1/x.1: 2 | 4,4,8 (let, local, in scratch field net_global_avg_pool_1_x_1)
+//	_net.global_avg_pool#1/x.1: 2 | 4,4,8 (let, local)
 //	net.global_avg_pool#1/x: 2 | 4,4,8 (let, local, in scratch field net_global_avg_pool_1_x)
 //	net.global_avg_pool#1/s: 2 | 8 (let, local, in scratch field net_global_avg_pool_1_s)
 //	_dim_h.1: 1 (dim, constant)
@@ -12010,7 +11758,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.basic_block#1.conv2d#3.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d3Bias)
 //	net.basic_block#1/shortcut.grad: [2 4 4 8] (let, local)
 //	_net.global_avg_pool#1/x.1.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_1_grad)
-//	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_grad)
+//	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local)
 //	net.global_avg_pool#1/s.grad: [2 8] (let, local, in scratch field net_global_avg_pool_1_s_grad)
 //	net.linear#1/x.grad: [2 8] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [3 8] (let, output parameter gNetLinear1W)
@@ -12062,18 +11810,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	            net.conv2d#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d#1.kernel[i3, i4, i5, 0]
 //
 //	# _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net/stem.1[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
 //
-//	# net/stem = pointwise relu of _net/stem.1
+//	# net/stem = pointwise relu of _net/stem.1, with _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(_net/stem.1[i0, i1, i2, i3])
+//	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3])
 //
 //	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 //	reset padding of net/stem to 0
@@ -12088,18 +11831,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	              net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * net.basic_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.basic_block#1/h.1[i0, i1, i2, i3] = net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#1.bias[i3]
 //
-//	# net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1
+//	# net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1, with _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic_block#1/h.1[i0, i1, i2, i3])
+//	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#1.bias[i3])
 //
 //	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 //	reset padding of net.basic_block#1/h to 0
@@ -12128,18 +11866,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
 //
 //	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1[i0, i1, i2, i3] = (net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3])
 //
-//	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
+//	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu(_net.global_avg_pool#1/x.1[i0, i1, i2, i3])
+//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu((net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]))
 //
 //	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
 //	fill net.global_avg_pool#1/s with 0
@@ -12228,7 +11961,6 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	fill net.basic_block#1.conv2d#3.kernel.grad with 0
 //	fill net.basic_block#1.conv2d#3.bias.grad with 0
 //	fill _net.global_avg_pool#1/x.1.grad with 0
-//	fill net.global_avg_pool#1/x.grad with 0
 //	fill net.global_avg_pool#1/s.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
@@ -12328,18 +12060,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	    net.global_avg_pool#1/s.grad[i0, i1] += net.linear#1/x.grad[i0, i1] / _net.linear#1/x.1[0]
 //
 //	# backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net.global_avg_pool#1/x.grad[i0, i2, i3, i1] += net.global_avg_pool#1/s.grad[i0, i1]
 //
-//	# backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
+//	# backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad, with backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.global_avg_pool#1/x.1[i0, i1, i2, i3], net.global_avg_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.global_avg_pool#1/x[i0, i1, i2, i3], net.global_avg_pool#1/s.grad[i0, i3] + 0, 0)
 //
 //	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad (the copy elided: net.basic_block#1/main.grad reads _net.global_avg_pool#1/x.1.grad)
 //
@@ -12401,13 +12128,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	            for i6 in 0..7:
 //	              net.basic_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.basic_block#1/h[i0, i1 + i4, i2 + i5, i6] * _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
+//	# backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < t), g, 0); g1 is _net.basic_block#1/h.1.grad
+//	reset padding of net.basic_block#1/h to 0
 //	reset padding of net.basic_block#1/h.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.basic_block#1/h.1.grad[i0, i1, i2, i3] += where(0 < _net.basic_block#1/h.1[i0, i1, i2, i3], net.basic_block#1/h.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.basic_block#1/h.1.grad[i0, i1, i2, i3] += where(0 < net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3], net.basic_block#1/h.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad (the copy elided: net.basic_block#1.conv2d#1/y.grad reads _net.basic_block#1/h.1.grad)
 //
@@ -12439,13 +12167,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	            for i6 in 0..3:
 //	              net.basic_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net.basic_block#1/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
+//	# backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < t), g, 0); g1 is _net/stem.1.grad
+//	reset padding of net/stem to 0
 //	reset padding of net/stem.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        _net/stem.1.grad[i0, i1, i2, i3] += where(0 < _net/stem.1[i0, i1, i2, i3], net/stem.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net/stem.1.grad[i0, i1, i2, i3] += where(0 < net/stem[i0, i1 + 1, i2 + 1, i3], net/stem.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/stem.1.grad)
 //
@@ -12527,49 +12256,18 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
-					net_stem_1Row := &scratch.net_stem_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+	// net/stem = pointwise relu of _net/stem.1, with _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
+				net_stemRow := &scratch.net_stem[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					if !(r > 0) {
+						r = 0
 					}
-				}
-			}
-		}
-	}
-
-	// net/stem = pointwise relu of _net/stem.1
-	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap18AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap18AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_stem_1Row2 := &scratch.net_stem_1[i0][i1][i2]
-					net_stemRow := &scratch.net_stem[i0][i1+1][i2+1]
-					for i3 := range 4 {
-						r := net_stem_1Row2[i3]
-						if !(r > 0) {
-							r = 0
-						}
-						net_stemRow[i3] = r
-					}
+					net_stemRow[i3] = r
 				}
 			}
 		}
@@ -12612,34 +12310,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_1_yRow := &scratch.net_basic_block_1_conv2d_1_y[i0][i1][i2]
-					net_basic_block_1_h_1Row := &scratch.net_basic_block_1_h_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1
+	// net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1, with _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_block_1_h_1Row2 := &scratch.net_basic_block_1_h_1[i0][i1][i2]
+				net_basic_block_1_conv2d_1_yRow := &scratch.net_basic_block_1_conv2d_1_y[i0][i1][i2]
 				net_basic_block_1_hRow := &scratch.net_basic_block_1_h[i0][i1+1][i2+1]
 				for i3 := range 8 {
-					r2 := net_basic_block_1_h_1Row2[i3]
+					r2 := net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -12723,41 +12401,21 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
+	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
+	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_block_1_conv2d_2_yRow := &scratch.net_basic_block_1_conv2d_2_y[i0][i1][i2]
 					net_basic_block_1_conv2d_3_yRow := &scratch.net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_global_avg_pool_1_x_1Row := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_global_avg_pool_1_x_1Row[i3] = (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
-					}
-				}
-			}
-		}
-	}
-
-	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
-	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row2 := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
 					net_global_avg_pool_1_xRow := &scratch.net_global_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r3 := net_global_avg_pool_1_x_1Row2[i3]
+						r3 := (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
 						if !(r3 > 0) {
 							r3 = 0
 						}
@@ -12773,11 +12431,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce24AVX512(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce25AVX512(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce24AVX2(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce25AVX2(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -13101,49 +12759,28 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad, with backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad fused
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(where(lt(0,x0),add(x1,0),0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap20AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
-	} else {
-		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 8 {
-				net_global_avg_pool_1_s_gradV := scratch.net_global_avg_pool_1_s_grad[i0][i1]
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_gradRow := &scratch.net_global_avg_pool_1_x_grad[i0][i2]
-					for i3 := range 4 {
-						net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap20AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
+			net_global_avg_pool_1_s_gradRow2 := &scratch.net_global_avg_pool_1_s_grad[i0]
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row3 := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
-					net_global_avg_pool_1_x_gradRow2 := &scratch.net_global_avg_pool_1_x_grad[i0][i1][i2]
+					net_global_avg_pool_1_xRow6 := &scratch.net_global_avg_pool_1_x[i0][i1][i2]
 					net_global_avg_pool_1_x_1_gradRow := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r8 float64
-						if 0 < net_global_avg_pool_1_x_1Row3[i3] {
+						if 0 < net_global_avg_pool_1_xRow6[i3] {
 							r8 = 1
 						}
 						r9 := float64(0)
 						if r8 != 0 {
-							r9 = net_global_avg_pool_1_x_gradRow2[i3]
+							r9 = net_global_avg_pool_1_s_gradRow2[i3] + 0
 						}
 						net_global_avg_pool_1_x_1_gradRow[i3] += r9
 					}
@@ -13155,9 +12792,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -13184,7 +12821,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce27AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -13192,7 +12829,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce27AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -13244,9 +12881,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -13345,7 +12982,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
+	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < t), g, 0); g1 is _net.basic_block#1/h.1.grad
 	for j14 := range 2 {
 		for j15 := range 7 {
 			for j16 := range 8 {
@@ -13380,20 +13017,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap21AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h[0][1][1][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap21AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h[0][1][1][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_h_1Row3 := &scratch.net_basic_block_1_h_1[i0][i1][i2]
+					net_basic_block_1_hRow4 := &scratch.net_basic_block_1_h[i0][i1+1][i2+1]
 					net_basic_block_1_h_gradRow2 := &scratch.net_basic_block_1_h_grad[i0][i1+1][i2+1]
 					net_basic_block_1_h_1_gradRow := &scratch.net_basic_block_1_h_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r10 float64
-						if 0 < net_basic_block_1_h_1Row3[i3] {
+						if 0 < net_basic_block_1_hRow4[i3] {
 							r10 = 1
 						}
 						r11 := float64(0)
@@ -13410,9 +13047,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlReduce26AVX512(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -13451,8 +13088,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	*rec2 = ocannlResNetBackwardPart1{}
 	ocannlResNetBackwardPart1Records.Put(rec2)
 
-	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
-
+	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < t), g, 0); g1 is _net/stem.1.grad
 	for j30 := range 2 {
 		for j31 := range 11 {
 			for j32 := range 4 {
@@ -13460,7 +13096,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	for j33 := range 2 {
 		for j34 := 9; j34 < 11; j34++ {
 			for j35 := range 11 {
@@ -13470,7 +13105,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	for j37 := range 2 {
 		for j38 := 1; j38 < 9; j38++ {
 			for j39 := range 4 {
@@ -13478,7 +13112,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	for j40 := range 2 {
 		for j41 := 1; j41 < 9; j41++ {
 			for j42 := 9; j42 < 11; j42++ {
@@ -13488,28 +13121,26 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap23AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem[i0][1][1][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap23AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem[i0][1][1][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_stem_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_stem_1Row3 := &scratch.net_stem_1[i0][i1][i2]
+					net_stemRow6 := &scratch.net_stem[i0][i1+1][i2+1]
 					net_stem_gradRow3 := &scratch.net_stem_grad[i0][i1+1][i2+1]
 					net_stem_1_gradRow := &scratch.net_stem_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r14 float64
-						if 0 < net_stem_1Row3[i3] {
+						if 0 < net_stemRow6[i3] {
 							r14 = 1
 						}
 						r15 := float64(0)
@@ -13524,9 +13155,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
-
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		ocannlReduce19AVX512(&gNetConv2d1Bias[0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
@@ -13554,9 +13183,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
-
 	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
-
 	if ocannlAVX2 {
 		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_stem_1_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
@@ -13585,14 +13212,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 type ocannlResNetBackwardScratch struct {
 	imagesPad                         [2][11][11][1]float64
 	net_conv2d_1_y                    [2][8][8][4]float64
-	net_stem_1                        [2][8][8][4]float64
 	net_stem                          [2][11][11][4]float64
 	net_basic_block_1_conv2d_1_y      [2][4][4][8]float64
-	net_basic_block_1_h_1             [2][4][4][8]float64
 	net_basic_block_1_h               [2][7][7][8]float64
 	net_basic_block_1_conv2d_2_y      [2][4][4][8]float64
 	net_basic_block_1_conv2d_3_y      [2][4][4][8]float64
-	net_global_avg_pool_1_x_1         [2][4][4][8]float64
 	net_global_avg_pool_1_x           [2][4][4][8]float64
 	net_global_avg_pool_1_s           [2][8]float64
 	net_linear_1_x_1                  [1]float64
@@ -13610,7 +13234,6 @@ type ocannlResNetBackwardScratch struct {
 	net_basic_block_1_h_1_grad        [2][4][4][8]float64
 	net_basic_block_1_h_grad          [2][7][7][8]float64
 	net_global_avg_pool_1_x_1_grad    [2][4][4][8]float64
-	net_global_avg_pool_1_x_grad      [2][4][4][8]float64
 	net_global_avg_pool_1_s_grad      [2][8]float64
 	net_linear_1_x_grad               [2][8]float64
 	train_cross_entropy_1_m_grad      [2][1]float64
@@ -13640,7 +13263,7 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce28AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -13650,7 +13273,7 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce28AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -13696,7 +13319,7 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
+						ocannlReduce29AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -13706,7 +13329,7 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
+						ocannlReduce29AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -14150,18 +13773,13 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	            c1/y[i0, i1, i2, i3] += c1/x[i0, i1 + i4, i2 + i5, 0] * c1.kernel[i3, i4, i5, 0]
 //
 //	# _head/x.1 = pointwise "+" of c1/y, c1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _head/x.1[i0, i1, i2, i3] = c1/y[i0, i1, i2, i3] + c1.bias[i3]
 //
-//	# head/x = pointwise relu of _head/x.1
+//	# head/x = pointwise relu of _head/x.1, with _head/x.1 = pointwise "+" of c1/y, c1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        head/x[i0, i1, i2, i3] = relu(_head/x.1[i0, i1, i2, i3])
+//	        head/x[i0, i1, i2, i3] = relu(c1/y[i0, i1, i2, i3] + c1.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -14322,12 +13940,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	        for i4 in 0..2:
 //	          head/x.grad[i0, i2, i3, i4] += head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _head/x.1.grad
+//	# backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < t), g, 0); g1 is _head/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        _head/x.1.grad[i0, i1, i2, i3] += where(0 < _head/x.1[i0, i1, i2, i3], head/x.grad[i0, i1, i2, i3], 0)
+//	        _head/x.1.grad[i0, i1, i2, i3] += where(0 < head/x[i0, i1, i2, i3], head/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g1 =+ g; g1 is c1/y.grad (the copy elided: c1/y.grad reads _head/x.1.grad)
 //
@@ -14351,7 +13969,6 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var c1_x_1 [2][6][6][1]float64
 	var c1_x [2][9][9][1]float64
 	var c1_y [2][6][6][3]float64
-	var head_x_1 [2][6][6][3]float64
 	var head_x [2][6][6][3]float64
 	var train_cross_entropy_1_logits_1 [2][4]float64
 	var train_cross_entropy_1_logits [2][4]float64
@@ -14422,27 +14039,14 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// _head/x.1 = pointwise "+" of c1/y, c1.bias
+	// head/x = pointwise relu of _head/x.1, with _head/x.1 = pointwise "+" of c1/y, c1.bias fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				c1_yRow := &c1_y[i0][i1][i2]
-				head_x_1Row := &head_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					head_x_1Row[i3] = c1_yRow[i3] + pC1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// head/x = pointwise relu of _head/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				head_x_1Row2 := &head_x_1[i0][i1][i2]
 				head_xRow := &head_x[i0][i1][i2]
 				for i3 := range 3 {
-					r := head_x_1Row2[i3]
+					r := c1_yRow[i3] + pC1Bias[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -14739,16 +14343,16 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _head/x.1.grad
+	// backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < t), g, 0); g1 is _head/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
-				head_x_1Row3 := &head_x_1[i0][i1][i2]
+				head_xRow4 := &head_x[i0][i1][i2]
 				head_x_gradRow2 := &head_x_grad[i0][i1][i2]
 				head_x_1_gradRow := &head_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r6 float64
-					if 0 < head_x_1Row3[i3] {
+					if 0 < head_xRow4[i3] {
 						r6 = 1
 					}
 					r7 := float64(0)
@@ -14764,9 +14368,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce29AVX512(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+		ocannlReduce30AVX512(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce29AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+		ocannlReduce30AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -14969,9 +14573,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -15172,9 +14776,9 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	// _classify.1 = compose "*" of head.w, head/x
 	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce30AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlReduce31AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce30AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlReduce31AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -15347,9 +14951,9 @@ func ocannlNormalizedClassify_rows3(images *[3][6][6][1]float64, pC1Kernel *[27]
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -15704,9 +15308,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15776,11 +15380,11 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce31AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16010,18 +15614,13 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	            net.separable#1.depthwise#1/y[i0, i1, i2, i3] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1.kernel[i3, i4, i5]
 //
 //	# _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3] = net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3]
 //
-//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1, with _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(_net.separable#1.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3])
 //
 //	# net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
 //	reset padding of net.separable#1.conv2d#1/x to 0
@@ -16034,18 +15633,13 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	          net.separable#1.conv2d#1/y[i0, i1, i2, i3] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
 //
 //	# _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..4:
-//	        _net.avg_pool#1/x.1[i0, i1, i2, i3] = net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3]
 //
-//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..4:
-//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(_net.avg_pool#1/x.1[i0, i1, i2, i3])
+//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3])
 //
 //	# _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -16253,12 +15847,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	          for i5 in 0..1:
 //	            net.avg_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += net.avg_pool#1/y.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
+//	# backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.avg_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..4:
-//	        _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.avg_pool#1/x.1[i0, i1, i2, i3], net.avg_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.avg_pool#1/x[i0, i1, i2, i3], net.avg_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad (the copy elided: net.separable#1.conv2d#1/y.grad reads _net.avg_pool#1/x.1.grad)
 //
@@ -16286,13 +15880,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	        for i4 in 0..2:
 //	          net.separable#1.conv2d#1.kernel.grad[i3, 0, 0, i4] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * _net.avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+//	# backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+//	reset padding of net.separable#1.conv2d#1/x to 0
 //	reset padding of net.separable#1.conv2d#1/x.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3], net.separable#1.conv2d#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.separable#1.conv2d#1/x[i0, i1, i2, i3], net.separable#1.conv2d#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad (the copy elided: net.separable#1.depthwise#1/y.grad reads _net.separable#1.conv2d#1/x.1.grad)
 //
@@ -16315,10 +15910,8 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, gNetSeparable1Depthwise1Kernel *[27]float64, gNetSeparable1Depthwise1Bias *[108]float64, gNetSeparable1Conv2d1Kernel *[15]float64, gNetSeparable1Conv2d1Bias *[5]float64, gNetLinear1W *[90]float64, gNetLinear1B *[2]float64, loss *[1]float64) {
 	var net_separable_1_x [2][9][9][3]float64
 	var net_separable_1_depthwise_1_y [2][6][6][3]float64
-	var net_separable_1_conv2d_1_x_1 [2][6][6][3]float64
 	var net_separable_1_conv2d_1_x [2][7][7][3]float64
 	var net_separable_1_conv2d_1_y [2][6][6][5]float64
-	var net_avg_pool_1_x_1 [2][6][6][5]float64
 	var net_avg_pool_1_x [2][6][6][5]float64
 	var net_avg_pool_1_y_1 [2][2]float64
 	var net_avg_pool_1_y [2][3][3][5]float64
@@ -16393,28 +15986,15 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1, with _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				net_separable_1_depthwise_1_yRow2 := &net_separable_1_depthwise_1_y[i0][i1][i2]
 				pNetSeparable1Depthwise1BiasRow := (*[3]float64)(pNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
-				net_separable_1_conv2d_1_x_1Row := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					net_separable_1_conv2d_1_x_1Row[i3] = net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
-				}
-			}
-		}
-	}
-
-	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_x_1Row2 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
 				net_separable_1_conv2d_1_xRow := &net_separable_1_conv2d_1_x[i0][i1][i2]
 				for i3 := range 3 {
-					r := net_separable_1_conv2d_1_x_1Row2[i3]
+					r := net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -16442,40 +16022,20 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
+	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
 					net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
-					net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
-					for i3 := range 5 {
-						net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
-	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
 					net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 5 {
-						r2 := net_avg_pool_1_x_1Row2[i3]
+						r2 := net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -16537,11 +16097,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce31AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16784,11 +16344,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce33AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce33AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -16811,11 +16371,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
+			ocannlReduce34AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
+			ocannlReduce34AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -16865,22 +16425,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
+	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_avg_pool_1_x_1Row3 := &net_avg_pool_1_x_1[i0][i1][i2]
+					net_avg_pool_1_xRow4 := &net_avg_pool_1_x[i0][i1][i2]
 					net_avg_pool_1_x_gradRow2 := &net_avg_pool_1_x_grad[i0][i1][i2]
 					net_avg_pool_1_x_1_gradRow := &net_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 5 {
 						var r7 float64
-						if 0 < net_avg_pool_1_x_1Row3[i3] {
+						if 0 < net_avg_pool_1_xRow4[i3] {
 							r7 = 1
 						}
 						r8 := float64(0)
@@ -16897,9 +16457,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce34AVX512(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce35AVX512(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce34AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce35AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -16979,22 +16539,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap25AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap25AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_separable_1_conv2d_1_x_1Row3 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+					net_separable_1_conv2d_1_xRow4 := &net_separable_1_conv2d_1_x[i0][i1][i2]
 					net_separable_1_conv2d_1_x_gradRow2 := &net_separable_1_conv2d_1_x_grad[i0][i1][i2]
 					net_separable_1_conv2d_1_x_1_gradRow := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 3 {
 						var r9 float64
-						if 0 < net_separable_1_conv2d_1_x_1Row3[i3] {
+						if 0 < net_separable_1_conv2d_1_xRow4[i3] {
 							r9 = 1
 						}
 						r10 := float64(0)
@@ -17011,9 +16571,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
 	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce35AVX512(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce36AVX512(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce35AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce36AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -17327,17 +16887,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
+//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
 //	fill _net.encoder_block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#1/var = pointwise "/." of _net.encoder_block#2.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -17487,17 +17043,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
+//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
 //	fill _net.encoder_block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..1:
@@ -17575,17 +17127,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
+//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
 //	fill _net.encoder_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..1:
@@ -17735,17 +17283,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
+//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
 //	fill _net.encoder_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..1:
@@ -17823,17 +17367,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..1:
@@ -17934,7 +17474,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_2_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_2 [2][4][1]float64
@@ -17956,7 +17495,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_2_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_2 [2][4][1]float64
@@ -17969,7 +17507,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_2 [2][4][1]float64
@@ -17991,7 +17528,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_2 [2][4][1]float64
@@ -18004,7 +17540,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_layer_norm_1_mean_1 [2][4][1]float64
 	var net_layer_norm_1_mean [2][4][1]float64
 	var net_layer_norm_1_centered [2][4][8]float64
-	var net_layer_norm_1_var_1 [2][4][8]float64
 	var net_layer_norm_1_var_2 [2][4][1]float64
 	var net_layer_norm_1_var [2][4][1]float64
 	var net_linear_1_x_2 [2][4][1]float64
@@ -18051,11 +17586,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -18089,9 +17624,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18127,31 +17662,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_var_1Row := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_var_1Row[i2] = net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+					acc3 += net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -18315,9 +17839,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18337,7 +17861,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -18356,9 +17880,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18455,9 +17979,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18493,31 +18017,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_var_1Row := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_var_1Row[i2] = net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 				acc13 := float64(0)
 				for i2 := range 8 {
-					acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+					acc13 += net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 			}
@@ -18639,9 +18152,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18677,31 +18190,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_var_1Row := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_var_1Row[i2] = net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 				acc17 := float64(0)
 				for i2 := range 8 {
-					acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+					acc17 += net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 			}
@@ -18865,9 +18367,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18887,7 +18389,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -18906,9 +18408,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19005,9 +18507,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19043,31 +18545,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_var_1Row := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_var_1Row[i2] = net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 				acc27 := float64(0)
 				for i2 := range 8 {
-					acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+					acc27 += net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 			}
@@ -19189,9 +18680,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19227,31 +18718,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
 				acc31 := float64(0)
 				for i2 := range 8 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
@@ -19301,11 +18781,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce40AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -19338,9 +18818,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce41AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19370,7 +18850,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -19386,9 +18866,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19428,9 +18908,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX512(&train_2[0], &train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float64(0)
@@ -19882,17 +19362,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
+//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
 //	fill _net.encoder_block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#1/var = pointwise "/." of _net.encoder_block#2.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -20046,17 +19522,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
+//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
 //	fill _net.encoder_block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..1:
@@ -20096,16 +19568,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        _net.encoder_block#2.linear#1/x.1[i0, i1, i2] += net.encoder_block#2.dense#1.w[i2, i3] * net.encoder_block#2.dense#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#2.linear#1/x.2[i0, i1, i2] = _net.encoder_block#2.linear#1/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2]
 //
-//	# net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2
+//	# net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2, with _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.encoder_block#2.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1/x.2[i0, i1, i2])
+//	      net.encoder_block#2.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2])
 //
 //	# _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 //	fill _net.encoder_block#1/x.1 with 0
@@ -20142,17 +19610,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
+//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
 //	fill _net.encoder_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..1:
@@ -20306,17 +19770,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
+//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
 //	fill _net.encoder_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..1:
@@ -20356,16 +19816,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        _net.encoder_block#1.linear#1/x.1[i0, i1, i2] += net.encoder_block#1.dense#1.w[i2, i3] * net.encoder_block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#1.linear#1/x.2[i0, i1, i2] = _net.encoder_block#1.linear#1/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2]
 //
-//	# net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2
+//	# net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2, with _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.encoder_block#1.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1/x.2[i0, i1, i2])
+//	      net.encoder_block#1.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2])
 //
 //	# _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 //	fill _net/h2.1 with 0
@@ -20402,17 +19858,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..1:
@@ -20827,11 +20279,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..15:
 //	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
+//	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.encoder_block#1.linear#1/x.2[i0, i1, i2], net.encoder_block#1.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.encoder_block#1.linear#1/x[i0, i1, i2], net.encoder_block#1.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad (the copy elided: _net.encoder_block#1.linear#1/x.1.grad reads _net.encoder_block#1.linear#1/x.2.grad)
 //
@@ -21225,11 +20677,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..15:
 //	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
+//	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.encoder_block#2.linear#1/x.2[i0, i1, i2], net.encoder_block#2.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.encoder_block#2.linear#1/x[i0, i1, i2], net.encoder_block#2.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad (the copy elided: _net.encoder_block#2.linear#1/x.1.grad reads _net.encoder_block#2.linear#1/x.2.grad)
 //
@@ -21620,7 +21072,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_1 [2][4][8]float64
@@ -21643,7 +21094,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_1 [2][4][8]float64
@@ -21651,14 +21101,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_dense_1_x_3 [2][4][1]float64
 	var net_encoder_block_2_dense_1_x [2][4][8]float64
 	var net_encoder_block_2_linear_1_x_1 [2][4][16]float64
-	var net_encoder_block_2_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_2_linear_1_x [2][4][16]float64
 	var net_encoder_block_1_x_1 [2][4][8]float64
 	var net_encoder_block_1_x [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_1 [2][4][8]float64
@@ -21681,7 +21129,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_1 [2][4][8]float64
@@ -21689,14 +21136,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_dense_1_x_3 [2][4][1]float64
 	var net_encoder_block_1_dense_1_x [2][4][8]float64
 	var net_encoder_block_1_linear_1_x_1 [2][4][16]float64
-	var net_encoder_block_1_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_1_linear_1_x [2][4][16]float64
 	var net_h2_1 [2][4][8]float64
 	var net_h2 [2][4][8]float64
 	var net_layer_norm_1_mean_1 [2][4][1]float64
 	var net_layer_norm_1_mean [2][4][1]float64
 	var net_layer_norm_1_centered [2][4][8]float64
-	var net_layer_norm_1_var_1 [2][4][8]float64
 	var net_layer_norm_1_var_2 [2][4][1]float64
 	var net_layer_norm_1_var [2][4][1]float64
 	var net_linear_1_x_1 [2][4][8]float64
@@ -21840,11 +21285,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21878,9 +21323,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21916,31 +21361,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_var_1Row := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_var_1Row[i2] = net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+					acc3 += net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -22115,9 +21549,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22137,7 +21571,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22156,9 +21590,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22255,9 +21689,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22293,31 +21727,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_var_1Row := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_var_1Row[i2] = net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 				acc13 := float64(0)
 				for i2 := range 8 {
-					acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+					acc13 += net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 			}
@@ -22397,24 +21820,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b
+	// net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2, with _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_linear_1_x_1Row := &net_encoder_block_2_linear_1_x_1[i0][i1]
-			net_encoder_block_2_linear_1_x_2Row := &net_encoder_block_2_linear_1_x_2[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_2_linear_1_x_2Row[i2] = net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_2Row2 := &net_encoder_block_2_linear_1_x_2[i0][i1]
 			net_encoder_block_2_linear_1_xRow := &net_encoder_block_2_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r3 := net_encoder_block_2_linear_1_x_2Row2[i2]
+				r3 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
 				if !(r3 > 0) {
 					r3 = 0
 				}
@@ -22461,9 +21873,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22499,31 +21911,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_var_1Row := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_var_1Row[i2] = net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 				acc17 := float64(0)
 				for i2 := range 8 {
-					acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+					acc17 += net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 			}
@@ -22698,9 +22099,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22720,7 +22121,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22739,9 +22140,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22838,9 +22239,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22876,31 +22277,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_var_1Row := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_var_1Row[i2] = net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 				acc27 := float64(0)
 				for i2 := range 8 {
-					acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+					acc27 += net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 			}
@@ -22980,24 +22370,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b
+	// net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2, with _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_linear_1_x_1Row := &net_encoder_block_1_linear_1_x_1[i0][i1]
-			net_encoder_block_1_linear_1_x_2Row := &net_encoder_block_1_linear_1_x_2[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_1_linear_1_x_2Row[i2] = net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_2Row2 := &net_encoder_block_1_linear_1_x_2[i0][i1]
 			net_encoder_block_1_linear_1_xRow := &net_encoder_block_1_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r5 := net_encoder_block_1_linear_1_x_2Row2[i2]
+				r5 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
 				if !(r5 > 0) {
 					r5 = 0
 				}
@@ -23044,9 +22423,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23082,31 +22461,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
 				acc31 := float64(0)
 				for i2 := range 8 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
@@ -23167,11 +22535,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce40AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23204,9 +22572,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce41AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23236,7 +22604,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23252,9 +22620,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23294,9 +22662,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX512(&train_2[0], &train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float64(0)
@@ -23372,9 +22740,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce44AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23425,9 +22793,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23452,9 +22820,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
 	// float64 along-rows min reduction kernel, 8 rows of 6 elements into 8 cells (c = c min where(eq(x0,x1),x2,6)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce45AVX512(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+		ocannlReduce47AVX512(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce45AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+		ocannlReduce47AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23501,9 +22869,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce48AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23526,11 +22894,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce49AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce49AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -23552,13 +22920,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
+				ocannlReduce50AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
+				ocannlReduce50AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -23598,9 +22966,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23634,9 +23002,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23675,9 +23043,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23758,9 +23126,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23798,9 +23166,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23874,15 +23242,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
+	// backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_2Row3 := &net_encoder_block_1_linear_1_x_2[i0][i1]
+			net_encoder_block_1_linear_1_xRow4 := &net_encoder_block_1_linear_1_x[i0][i1]
 			net_encoder_block_1_linear_1_x_gradRow2 := &net_encoder_block_1_linear_1_x_grad[i0][i1]
 			net_encoder_block_1_linear_1_x_2_gradRow := &net_encoder_block_1_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
 				var r10 float64
-				if 0 < net_encoder_block_1_linear_1_x_2Row3[i2] {
+				if 0 < net_encoder_block_1_linear_1_xRow4[i2] {
 					r10 = 1
 				}
 				r11 := float64(0)
@@ -23897,9 +23265,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce53AVX512(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX512(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23976,9 +23344,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24012,9 +23380,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24053,9 +23421,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24147,9 +23515,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24287,9 +23655,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce54AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24338,9 +23706,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce55AVX512(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX512(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce55AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24369,9 +23737,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
 	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24667,9 +24035,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24703,9 +24071,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24744,9 +24112,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24838,9 +24206,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24878,9 +24246,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24954,15 +24322,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
+	// backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_2Row3 := &net_encoder_block_2_linear_1_x_2[i0][i1]
+			net_encoder_block_2_linear_1_xRow4 := &net_encoder_block_2_linear_1_x[i0][i1]
 			net_encoder_block_2_linear_1_x_gradRow2 := &net_encoder_block_2_linear_1_x_grad[i0][i1]
 			net_encoder_block_2_linear_1_x_2_gradRow := &net_encoder_block_2_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
 				var r17 float64
-				if 0 < net_encoder_block_2_linear_1_x_2Row3[i2] {
+				if 0 < net_encoder_block_2_linear_1_xRow4[i2] {
 					r17 = 1
 				}
 				r18 := float64(0)
@@ -24977,9 +24345,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce53AVX512(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX512(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25056,9 +24424,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25092,9 +24460,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25133,9 +24501,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25227,9 +24595,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25367,9 +24735,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce54AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25418,9 +24786,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce55AVX512(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX512(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce55AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25449,9 +24817,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#2.masked_attention#1/m.argmax@21
 	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX512(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX2(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25747,9 +25115,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25783,9 +25151,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25824,9 +25192,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 9 (_net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25918,9 +25286,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25958,9 +25326,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce57AVX512(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce59AVX512(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce57AVX2(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce59AVX2(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -25977,11 +25345,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce60AVX512(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce60AVX2(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -26919,11 +26287,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce59AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -26953,9 +26321,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26997,9 +26365,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27065,11 +26433,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27092,11 +26460,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27119,11 +26487,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27192,9 +26560,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27224,7 +26592,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27240,9 +26608,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27297,11 +26665,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27333,9 +26701,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27377,9 +26745,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27527,9 +26895,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27571,9 +26939,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27639,11 +27007,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27666,11 +27034,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27693,11 +27061,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27766,9 +27134,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27798,7 +27166,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27814,9 +27182,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27871,11 +27239,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27907,9 +27275,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27951,9 +27319,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28101,9 +27469,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28145,9 +27513,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28213,11 +27581,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce64AVX512(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX512(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce64AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29164,11 +28532,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce59AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29198,9 +28566,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29242,9 +28610,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29310,11 +28678,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29337,11 +28705,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29364,11 +28732,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29437,9 +28805,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29469,7 +28837,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -29485,9 +28853,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29542,11 +28910,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29578,9 +28946,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29622,9 +28990,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29772,9 +29140,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29816,9 +29184,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29884,11 +29252,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29911,11 +29279,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29938,11 +29306,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30011,9 +29379,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30043,7 +29411,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -30059,9 +29427,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30116,11 +29484,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30152,9 +29520,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30196,9 +29564,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30346,9 +29714,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30390,9 +29758,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30458,11 +29826,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce64AVX512(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX512(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce64AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30754,17 +30122,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1@3/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
+//	# _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1, with _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered fused
 //	fill _net.encoder_block#2.layer_norm#1@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#1@3/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#1@3/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/var.2, _dim_d.2
 //	for i0 in 0..2:
@@ -30914,17 +30278,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2@3/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
+//	# _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1, with _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered fused
 //	fill _net.encoder_block#2.layer_norm#2@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#2@3/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#2@3/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/var.2, _dim_d.5
 //	for i0 in 0..2:
@@ -31002,17 +30362,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1@3/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
+//	# _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1, with _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered fused
 //	fill _net.encoder_block#1.layer_norm#1@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#1@3/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#1@3/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/var.2, _dim_d.7
 //	for i0 in 0..2:
@@ -31162,17 +30518,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2@3/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
+//	# _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1, with _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered fused
 //	fill _net.encoder_block#1.layer_norm#2@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#2@3/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#2@3/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/var.2, _dim_d.10
 //	for i0 in 0..2:
@@ -31250,17 +30602,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..2:
@@ -31309,7 +30657,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_2_layer_norm_1_3_mean_1 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_1_3_mean [3][4][1]float64
 	var net_encoder_block_2_layer_norm_1_3_centered [3][4][8]float64
-	var net_encoder_block_2_layer_norm_1_3_var_1 [3][4][8]float64
 	var net_encoder_block_2_layer_norm_1_3_var_2 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_1_3_var [3][4][1]float64
 	var net_encoder_block_2_masked_attention_1_3_x_2 [3][4][1]float64
@@ -31331,7 +30678,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_2_layer_norm_2_3_mean_1 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_2_3_mean [3][4][1]float64
 	var net_encoder_block_2_layer_norm_2_3_centered [3][4][8]float64
-	var net_encoder_block_2_layer_norm_2_3_var_1 [3][4][8]float64
 	var net_encoder_block_2_layer_norm_2_3_var_2 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_2_3_var [3][4][1]float64
 	var net_encoder_block_2_dense_1_3_x_2 [3][4][1]float64
@@ -31344,7 +30690,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_1_layer_norm_1_3_mean_1 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_1_3_mean [3][4][1]float64
 	var net_encoder_block_1_layer_norm_1_3_centered [3][4][8]float64
-	var net_encoder_block_1_layer_norm_1_3_var_1 [3][4][8]float64
 	var net_encoder_block_1_layer_norm_1_3_var_2 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_1_3_var [3][4][1]float64
 	var net_encoder_block_1_masked_attention_1_3_x_2 [3][4][1]float64
@@ -31366,7 +30711,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_1_layer_norm_2_3_mean_1 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_2_3_mean [3][4][1]float64
 	var net_encoder_block_1_layer_norm_2_3_centered [3][4][8]float64
-	var net_encoder_block_1_layer_norm_2_3_var_1 [3][4][8]float64
 	var net_encoder_block_1_layer_norm_2_3_var_2 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_2_3_var [3][4][1]float64
 	var net_encoder_block_1_dense_1_3_x_2 [3][4][1]float64
@@ -31379,7 +30723,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_layer_norm_1_mean_1 [3][4][1]float64
 	var net_layer_norm_1_mean [3][4][1]float64
 	var net_layer_norm_1_centered [3][4][8]float64
-	var net_layer_norm_1_var_1 [3][4][8]float64
 	var net_layer_norm_1_var_2 [3][4][1]float64
 	var net_layer_norm_1_var [3][4][1]float64
 	var net_linear_1_x_2 [3][4][1]float64
@@ -31417,11 +30760,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// float64 along-rows add reduction kernel, 12 rows of 6 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce65AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce67AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce65AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce67AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31455,9 +30798,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31493,31 +30836,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_3_centeredRow2 := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_3_var_1Row := &net_encoder_block_2_layer_norm_1_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_3_var_1Row[i2] = net_encoder_block_2_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1, with _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_1_3_var_1Row2 := &net_encoder_block_2_layer_norm_1_3_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_1_3_centeredRow2 := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_encoder_block_2_layer_norm_1_3_var_1Row2[i2]
+					acc3 += net_encoder_block_2_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_3_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_1_3_var_2[i0][i1][0] = acc3
 			}
@@ -31681,9 +31013,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce67AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce67AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31703,7 +31035,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1, with _net.encoder_block#2.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1@3/masked, net.encoder_block#2.masked_attention#1@3/m fused
 	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
+		ocannlMap29AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 4 {
@@ -31722,9 +31054,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce68AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce68AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31821,9 +31153,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31859,31 +31191,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_3_centeredRow2 := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_3_var_1Row := &net_encoder_block_2_layer_norm_2_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_3_var_1Row[i2] = net_encoder_block_2_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1, with _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_2_3_var_1Row2 := &net_encoder_block_2_layer_norm_2_3_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_2_3_centeredRow2 := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
 				acc13 := float64(0)
 				for i2 := range 8 {
-					acc13 += net_encoder_block_2_layer_norm_2_3_var_1Row2[i2]
+					acc13 += net_encoder_block_2_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_3_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_2_3_var_2[i0][i1][0] = acc13
 			}
@@ -32005,9 +31326,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32043,31 +31364,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_3_centeredRow2 := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_3_var_1Row := &net_encoder_block_1_layer_norm_1_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_3_var_1Row[i2] = net_encoder_block_1_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1, with _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_1_3_var_1Row2 := &net_encoder_block_1_layer_norm_1_3_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_1_3_centeredRow2 := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
 				acc17 := float64(0)
 				for i2 := range 8 {
-					acc17 += net_encoder_block_1_layer_norm_1_3_var_1Row2[i2]
+					acc17 += net_encoder_block_1_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_3_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_1_3_var_2[i0][i1][0] = acc17
 			}
@@ -32231,9 +31541,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce67AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce67AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32253,7 +31563,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1, with _net.encoder_block#1.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1@3/masked, net.encoder_block#1.masked_attention#1@3/m fused
 	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
+		ocannlMap29AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 4 {
@@ -32272,9 +31582,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce68AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce68AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32371,9 +31681,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32409,31 +31719,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_3_centeredRow2 := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_3_var_1Row := &net_encoder_block_1_layer_norm_2_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_3_var_1Row[i2] = net_encoder_block_1_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1, with _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_2_3_var_1Row2 := &net_encoder_block_1_layer_norm_2_3_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_2_3_centeredRow2 := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
 				acc27 := float64(0)
 				for i2 := range 8 {
-					acc27 += net_encoder_block_1_layer_norm_2_3_var_1Row2[i2]
+					acc27 += net_encoder_block_1_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_3_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_2_3_var_2[i0][i1][0] = acc27
 			}
@@ -32555,9 +31854,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce68AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce68AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32593,31 +31892,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
 				acc31 := float64(0)
 				for i2 := range 8 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
@@ -32836,17 +32124,13 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 //	      net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] = net.mixer_block#1/x[i0, i1, i2] - net.mixer_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
+//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
 //	fill _net.mixer_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#1/var = pointwise "/." of _net.mixer_block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -32920,17 +32204,13 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 //	      net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] = net.mixer_block#1/x1[i0, i1, i2] - net.mixer_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
+//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
 //	fill _net.mixer_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#2/var = pointwise "/." of _net.mixer_block#1.layer_norm#2/var.2, _dim_d.4
 //	for i0 in 0..1:
@@ -32984,17 +32264,13 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 //	# _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
 //
 //	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/y[i0, i1, i2] = (net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]) + net.mixer_block#1.ch2_b[i2]
 //
-//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
+//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
 //	fill _net/pooled.1 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:  # reduction
-//	      _net/pooled.1[i0, i1] += net/y[i0, i2, i1]
+//	      _net/pooled.1[i0, i1] += (net.mixer_block#1/x1[i0, i2, i1] + _net/y.4[i0, i2, i1]) + net.mixer_block#1.ch2_b[i1]
 //
 //	# net/pooled = pointwise "/." of _net/pooled.1, _dim_p.1
 //	for i0 in 0..1:
@@ -33063,7 +32339,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_mixer_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var [2][4][1]float64
 	var net_mixer_block_1_t_2 [2][4][1]float64
@@ -33076,7 +32351,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_mixer_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_2 [2][4][1]float64
@@ -33085,7 +32359,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_y_1 [2][4][12]float64
 	var net_y_3 [2][4][12]float64
 	var net_y_4 [2][4][8]float64
-	var net_y [2][4][8]float64
 	var net_pooled_1 [2][8]float64
 	var net_pooled [2][8]float64
 	var train_cross_entropy_1_logits_1 [2][3]float64
@@ -33103,11 +32376,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -33140,9 +32413,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33178,31 +32451,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_layer_norm_1_var_1Row := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_var_1Row[i2] = net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -33253,13 +32515,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -33307,13 +32569,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -33359,9 +32621,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33397,31 +32659,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_layer_norm_2_var_1Row := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_var_1Row[i2] = net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 				acc7 := float64(0)
 				for i2 := range 8 {
-					acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+					acc7 += net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 			}
@@ -33528,42 +32779,34 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][i1]
-			net_y_4Row := &net_y_4[i0][i1]
-			net_yRow := &net_y[i0][i1]
-			for i2 := range 8 {
-				net_yRow[i2] = (net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]) + pNetMixerBlock1Ch2B[i2]
-			}
-		}
-	}
-
-	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add add(add(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce71AVX512(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX512(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX2(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
 		for i0 := range 2 {
-			net_yRow2 := &net_y[i0][0]
-			net_yRow3 := &net_y[i0][1]
-			net_yRow4 := &net_y[i0][2]
-			net_yRow5 := &net_y[i0][3]
+			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][0]
+			net_y_4Row := &net_y_4[i0][0]
+			net_mixer_block_1_x1Row5 := &net_mixer_block_1_x1[i0][1]
+			net_y_4Row2 := &net_y_4[i0][1]
+			net_mixer_block_1_x1Row6 := &net_mixer_block_1_x1[i0][2]
+			net_y_4Row3 := &net_y_4[i0][2]
+			net_mixer_block_1_x1Row7 := &net_mixer_block_1_x1[i0][3]
+			net_y_4Row4 := &net_y_4[i0][3]
 			net_pooled_1Row := &net_pooled_1[i0]
 			for i1 := range 8 {
 				acc10 := float64(0)
-				acc10 += net_yRow2[i1]
-				acc10 += net_yRow3[i1]
-				acc10 += net_yRow4[i1]
-				acc10 += net_yRow5[i1]
+				acc10 += (net_mixer_block_1_x1Row4[i1] + net_y_4Row[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row5[i1] + net_y_4Row2[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row6[i1] + net_y_4Row3[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row7[i1] + net_y_4Row4[i1]) + pNetMixerBlock1Ch2B[i1]
 				net_pooled_1Row[i1] = acc10
 			}
 		}
@@ -33881,17 +33124,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] = net.mixer_block#1/x[i0, i1, i2] - net.mixer_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
+//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
 //	fill _net.mixer_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#1/var = pointwise "/." of _net.mixer_block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -33969,17 +33208,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] = net.mixer_block#1/x1[i0, i1, i2] - net.mixer_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
+//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
 //	fill _net.mixer_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#2/var = pointwise "/." of _net.mixer_block#1.layer_norm#2/var.2, _dim_d.4
 //	for i0 in 0..1:
@@ -34019,16 +33254,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	        _net/y.1[i0, i1, i2] += net.mixer_block#1.dense#1.w[i2, i3] * net.mixer_block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..11:
-//	      _net/y.2[i0, i1, i2] = _net/y.1[i0, i1, i2] + net.mixer_block#1.dense#1.b[i2]
 //
-//	# _net/y.3 = pointwise relu of _net/y.2
+//	# _net/y.3 = pointwise relu of _net/y.2, with _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..11:
-//	      _net/y.3[i0, i1, i2] = relu(_net/y.2[i0, i1, i2])
+//	      _net/y.3[i0, i1, i2] = relu(_net/y.1[i0, i1, i2] + net.mixer_block#1.dense#1.b[i2])
 //
 //	# _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 //	fill _net/y.4 with 0
@@ -34041,17 +33272,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
 //
 //	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/y[i0, i1, i2] = (net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]) + net.mixer_block#1.ch2_b[i2]
 //
-//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
+//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
 //	fill _net/pooled.1 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:  # reduction
-//	      _net/pooled.1[i0, i1] += net/y[i0, i2, i1]
+//	      _net/pooled.1[i0, i1] += (net.mixer_block#1/x1[i0, i2, i1] + _net/y.4[i0, i2, i1]) + net.mixer_block#1.ch2_b[i1]
 //
 //	# net/pooled = pointwise "/." of _net/pooled.1, _dim_p.1
 //	for i0 in 0..1:
@@ -34283,11 +33510,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..11:
 //	        _net/y.3.grad[i0, i1, i3] += net.mixer_block#1.ch2[i2, i3] * net/y.grad[i0, i1, i2]
 //
-//	# backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < v1), g, 0); g1 is _net/y.2.grad
+//	# backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < t), g, 0); g1 is _net/y.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..11:
-//	      _net/y.2.grad[i0, i1, i2] += where(0 < _net/y.2[i0, i1, i2], _net/y.3.grad[i0, i1, i2], 0)
+//	      _net/y.2.grad[i0, i1, i2] += where(0 < _net/y.3[i0, i1, i2], _net/y.3.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g1 =+ g; g1 is _net/y.1.grad (the copy elided: _net/y.1.grad reads _net/y.2.grad)
 //
@@ -34417,11 +33644,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..4:
 //	        net.mixer_block#1.tok2.grad[i1, i3] += net.mixer_block#1/u[i0, i3, i2] * net/y.grad[i0, i1, i2]
 //
-//	# backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < v1), g, 0); g1 is _net.mixer_block#1/u.1.grad
+//	# backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < t), g, 0); g1 is _net.mixer_block#1/u.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
 //	    for i2 in 0..7:
-//	      _net.mixer_block#1/u.1.grad[i0, i1, i2] += where(0 < _net.mixer_block#1/u.1[i0, i1, i2], net.mixer_block#1/u.grad[i0, i1, i2], 0)
+//	      _net.mixer_block#1/u.1.grad[i0, i1, i2] += where(0 < net.mixer_block#1/u[i0, i1, i2], net.mixer_block#1/u.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 13 (_net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1): g1 =+ g * v2; g1 is net.mixer_block#1/t.grad
 //	for i0 in 0..1:
@@ -34545,7 +33772,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var [2][4][1]float64
 	var net_mixer_block_1_t_1 [2][4][8]float64
@@ -34559,7 +33785,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_1 [2][4][8]float64
@@ -34567,10 +33792,8 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_dense_1_x_3 [2][4][1]float64
 	var net_mixer_block_1_dense_1_x [2][4][8]float64
 	var net_y_1 [2][4][12]float64
-	var net_y_2 [2][4][12]float64
 	var net_y_3 [2][4][12]float64
 	var net_y_4 [2][4][8]float64
-	var net_y [2][4][8]float64
 	var net_pooled_1 [2][8]float64
 	var net_pooled [2][8]float64
 	var train_cross_entropy_1_logits_1 [2][3]float64
@@ -34629,11 +33852,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34666,9 +33889,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -34704,31 +33927,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_layer_norm_1_var_1Row := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_var_1Row[i2] = net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -34790,13 +34002,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -34844,13 +34056,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -34896,9 +34108,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -34934,31 +34146,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_layer_norm_2_var_1Row := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_var_1Row[i2] = net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 				acc7 := float64(0)
 				for i2 := range 8 {
-					acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+					acc7 += net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 			}
@@ -35038,24 +34239,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b
+	// _net/y.3 = pointwise relu of _net/y.2, with _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_y_1Row := &net_y_1[i0][i1]
-			net_y_2Row := &net_y_2[i0][i1]
-			for i2 := range 12 {
-				net_y_2Row[i2] = net_y_1Row[i2] + pNetMixerBlock1Dense1B[i2]
-			}
-		}
-	}
-
-	// _net/y.3 = pointwise relu of _net/y.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_2Row2 := &net_y_2[i0][i1]
 			net_y_3Row := &net_y_3[i0][i1]
 			for i2 := range 12 {
-				r2 := net_y_2Row2[i2]
+				r2 := net_y_1Row[i2] + pNetMixerBlock1Dense1B[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -35087,42 +34277,34 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][i1]
-			net_y_4Row := &net_y_4[i0][i1]
-			net_yRow := &net_y[i0][i1]
-			for i2 := range 8 {
-				net_yRow[i2] = (net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]) + pNetMixerBlock1Ch2B[i2]
-			}
-		}
-	}
-
-	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add add(add(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce71AVX512(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX512(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX2(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
 		for i0 := range 2 {
-			net_yRow2 := &net_y[i0][0]
-			net_yRow3 := &net_y[i0][1]
-			net_yRow4 := &net_y[i0][2]
-			net_yRow5 := &net_y[i0][3]
+			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][0]
+			net_y_4Row := &net_y_4[i0][0]
+			net_mixer_block_1_x1Row5 := &net_mixer_block_1_x1[i0][1]
+			net_y_4Row2 := &net_y_4[i0][1]
+			net_mixer_block_1_x1Row6 := &net_mixer_block_1_x1[i0][2]
+			net_y_4Row3 := &net_y_4[i0][2]
+			net_mixer_block_1_x1Row7 := &net_mixer_block_1_x1[i0][3]
+			net_y_4Row4 := &net_y_4[i0][3]
 			net_pooled_1Row := &net_pooled_1[i0]
 			for i1 := range 8 {
 				acc10 := float64(0)
-				acc10 += net_yRow2[i1]
-				acc10 += net_yRow3[i1]
-				acc10 += net_yRow4[i1]
-				acc10 += net_yRow5[i1]
+				acc10 += (net_mixer_block_1_x1Row4[i1] + net_y_4Row[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row5[i1] + net_y_4Row2[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row6[i1] + net_y_4Row3[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row7[i1] + net_y_4Row4[i1]) + pNetMixerBlock1Ch2B[i1]
 				net_pooled_1Row[i1] = acc10
 			}
 		}
@@ -35419,9 +34601,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap30AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap30AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]
@@ -35437,9 +34619,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35513,15 +34695,15 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < v1), g, 0); g1 is _net/y.2.grad
+	// backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < t), g, 0); g1 is _net/y.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_y_2Row3 := &net_y_2[i0][i1]
+			net_y_3Row4 := &net_y_3[i0][i1]
 			net_y_3_gradRow2 := &net_y_3_grad[i0][i1]
 			net_y_2_gradRow := &net_y_2_grad[i0][i1]
 			for i2 := range 12 {
 				var r7 float64
-				if 0 < net_y_2Row3[i2] {
+				if 0 < net_y_3Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -35536,9 +34718,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce72AVX512(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce75AVX512(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce72AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce75AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35615,9 +34797,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35651,9 +34833,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -35692,9 +34874,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 23 (_net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35786,9 +34968,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -35828,13 +35010,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce76AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce76AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -35857,13 +35039,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
+				ocannlReduce77AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
+				ocannlReduce77AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -35890,15 +35072,15 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < v1), g, 0); g1 is _net.mixer_block#1/u.1.grad
+	// backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < t), g, 0); g1 is _net.mixer_block#1/u.1.grad
 	for i0 := range 2 {
 		for i1 := range 5 {
-			net_mixer_block_1_u_1Row3 := &net_mixer_block_1_u_1[i0][i1]
+			net_mixer_block_1_uRow8 := &net_mixer_block_1_u[i0][i1]
 			net_mixer_block_1_u_gradRow2 := &net_mixer_block_1_u_grad[i0][i1]
 			net_mixer_block_1_u_1_gradRow := &net_mixer_block_1_u_1_grad[i0][i1]
 			for i2 := range 8 {
 				var r9 float64
-				if 0 < net_mixer_block_1_u_1Row3[i2] {
+				if 0 < net_mixer_block_1_uRow8[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -35915,13 +35097,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce75AVX512(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce78AVX512(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce75AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce78AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else {
@@ -35944,13 +35126,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce76AVX512(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce79AVX512(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce76AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce79AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else {
@@ -35980,9 +35162,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36016,9 +35198,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce52AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce52AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36057,9 +35239,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 8 (_net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36151,9 +35333,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36191,9 +35373,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetLinear1B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLinear1B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36216,11 +35398,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce60AVX512(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce60AVX2(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -36332,15 +35514,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	    train.mse#1/d[i0, i1] = (_train.mse#1/a.4[i0, i1] + dec.b_out[i1]) - x[i0, i1]
 //
 //	# _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.1[i0, i1] = train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
-//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
 //	fill _train.2 with 0
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:  # reduction
-//	    _train.2[0] += _train.1[i0, i1]
+//	    _train.2[0] += train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
 //	# train = pointwise "/." of _train.2, _dim_b.1
 //	train[0] = _train.2[0] / _dim_b.1[0]
@@ -36353,18 +35532,17 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	var train_mse_1_a_3 [4][8]float64
 	var train_mse_1_a_4 [4][12]float64
 	var train_mse_1_d [4][12]float64
-	var train_1 [4][12]float64
 	var train_2 [1]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce77AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36398,11 +35576,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce78AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36459,11 +35637,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce79AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36490,28 +35668,19 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 		}
 	}
 
-	// _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-	for i0 := range 4 {
-		train_mse_1_dRow2 := &train_mse_1_d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 12 {
-			train_1Row[i1] = train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
-		}
-	}
-
-	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX512(&train_2[0], &train_mse_1_d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX2(&train_2[0], &train_mse_1_d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := float64(0)
 		for i0 := range 4 {
-			train_1Row2 := &train_1[i0]
+			train_mse_1_dRow2 := &train_mse_1_d[i0]
 			for i1 := range 12 {
-				acc5 += train_1Row2[i1]
+				acc5 += train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
 			}
 		}
 		train_2[0] = acc5
@@ -36589,14 +35758,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      _enc.linear#1/x.1[i0, i1] += enc.dense#1.w[i1, i2] * x[i0, i2]
 //
 //	# _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _enc.linear#1/x.2[i0, i1] = _enc.linear#1/x.1[i0, i1] + enc.dense#1.b[i1]
 //
-//	# enc.linear#1/x = pointwise relu of _enc.linear#1/x.2
+//	# enc.linear#1/x = pointwise relu of _enc.linear#1/x.2, with _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    enc.linear#1/x[i0, i1] = relu(_enc.linear#1/x.2[i0, i1])
+//	    enc.linear#1/x[i0, i1] = relu(_enc.linear#1/x.1[i0, i1] + enc.dense#1.b[i1])
 //
 //	# _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
 //	fill _dec/z.1 with 0
@@ -36620,14 +35786,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      _train.mse#1/a.1[i0, i1] += dec.dense#1.w[i1, i2] * dec/z[i0, i2]
 //
 //	# _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _train.mse#1/a.2[i0, i1] = _train.mse#1/a.1[i0, i1] + dec.dense#1.b[i1]
 //
-//	# _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2
+//	# _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2, with _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _train.mse#1/a.3[i0, i1] = relu(_train.mse#1/a.2[i0, i1])
+//	    _train.mse#1/a.3[i0, i1] = relu(_train.mse#1/a.1[i0, i1] + dec.dense#1.b[i1])
 //
 //	# _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
 //	fill _train.mse#1/a.4 with 0
@@ -36644,15 +35807,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	    train.mse#1/d[i0, i1] = (_train.mse#1/a.4[i0, i1] + dec.b_out[i1]) - x[i0, i1]
 //
 //	# _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.1[i0, i1] = train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
-//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
 //	fill _train.2 with 0
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:  # reduction
-//	    _train.2[0] += _train.1[i0, i1]
+//	    _train.2[0] += train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
 //	# train = pointwise "/." of _train.2, _dim_b.1
 //	train[0] = _train.2[0] / _dim_b.1[0]
@@ -36719,10 +35879,10 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	    for i2 in 0..7:
 //	      _train.mse#1/a.3.grad[i0, i2] += dec.w_out[i1, i2] * train.mse#1/d.grad[i0, i1]
 //
-//	# backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < v1), g, 0); g1 is _train.mse#1/a.2.grad
+//	# backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < t), g, 0); g1 is _train.mse#1/a.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _train.mse#1/a.2.grad[i0, i1] += where(0 < _train.mse#1/a.2[i0, i1], _train.mse#1/a.3.grad[i0, i1], 0)
+//	    _train.mse#1/a.2.grad[i0, i1] += where(0 < _train.mse#1/a.3[i0, i1], _train.mse#1/a.3.grad[i0, i1], 0)
 //
 //	# backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g1 =+ g; g1 is _train.mse#1/a.1.grad (the copy elided: _train.mse#1/a.1.grad reads _train.mse#1/a.2.grad)
 //
@@ -36767,10 +35927,10 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	    for i2 in 0..7:
 //	      enc.linear#1/x.grad[i0, i2] += enc.linear#1.w[i1, i2] * _dec/z.2.grad[i0, i1]
 //
-//	# backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _enc.linear#1/x.2.grad
+//	# backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _enc.linear#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _enc.linear#1/x.2.grad[i0, i1] += where(0 < _enc.linear#1/x.2[i0, i1], enc.linear#1/x.grad[i0, i1], 0)
+//	    _enc.linear#1/x.2.grad[i0, i1] += where(0 < enc.linear#1/x[i0, i1], enc.linear#1/x.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g1 =+ g; g1 is _enc.linear#1/x.1.grad (the copy elided: _enc.linear#1/x.1.grad reads _enc.linear#1/x.2.grad)
 //
@@ -36786,16 +35946,13 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      enc.dense#1.w.grad[i1, i2] += _enc.linear#1/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEncDense1B *[8]float64, pEncLinear1W *[24]float64, pEncLinear1B *[3]float64, pDecWOut *[96]float64, pDecDense1W *[24]float64, pDecDense1B *[8]float64, pDecBOut *[12]float64, gEncDense1W *[96]float64, gEncDense1B *[8]float64, gEncLinear1W *[24]float64, gEncLinear1B *[3]float64, gDecWOut *[96]float64, gDecDense1W *[24]float64, gDecDense1B *[8]float64, gDecBOut *[12]float64, loss *[1]float64) {
 	var enc_linear_1_x_1 [4][8]float64
-	var enc_linear_1_x_2 [4][8]float64
 	var enc_linear_1_x [4][8]float64
 	var dec_z_1 [4][3]float64
 	var dec_z [4][3]float64
 	var train_mse_1_a_1 [4][8]float64
-	var train_mse_1_a_2 [4][8]float64
 	var train_mse_1_a_3 [4][8]float64
 	var train_mse_1_a_4 [4][12]float64
 	var train_mse_1_d [4][12]float64
-	var train_1 [4][12]float64
 	var train_2 [1]float64
 	var enc_linear_1_x_2_grad [4][8]float64
 	var enc_linear_1_x_grad [4][8]float64
@@ -36812,11 +35969,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce77AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36833,21 +35990,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
+	// enc.linear#1/x = pointwise relu of _enc.linear#1/x.2, with _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b fused
 	for i0 := range 4 {
 		enc_linear_1_x_1Row := &enc_linear_1_x_1[i0]
-		enc_linear_1_x_2Row := &enc_linear_1_x_2[i0]
-		for i1 := range 8 {
-			enc_linear_1_x_2Row[i1] = enc_linear_1_x_1Row[i1] + pEncDense1B[i1]
-		}
-	}
-
-	// enc.linear#1/x = pointwise relu of _enc.linear#1/x.2
-	for i0 := range 4 {
-		enc_linear_1_x_2Row2 := &enc_linear_1_x_2[i0]
 		enc_linear_1_xRow := &enc_linear_1_x[i0]
 		for i1 := range 8 {
-			r := enc_linear_1_x_2Row2[i1]
+			r := enc_linear_1_x_1Row[i1] + pEncDense1B[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -36859,11 +36007,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce78AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36903,21 +36051,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b
+	// _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2, with _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b fused
 	for i0 := range 4 {
 		train_mse_1_a_1Row := &train_mse_1_a_1[i0]
-		train_mse_1_a_2Row := &train_mse_1_a_2[i0]
-		for i1 := range 8 {
-			train_mse_1_a_2Row[i1] = train_mse_1_a_1Row[i1] + pDecDense1B[i1]
-		}
-	}
-
-	// _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2
-	for i0 := range 4 {
-		train_mse_1_a_2Row2 := &train_mse_1_a_2[i0]
 		train_mse_1_a_3Row := &train_mse_1_a_3[i0]
 		for i1 := range 8 {
-			r2 := train_mse_1_a_2Row2[i1]
+			r2 := train_mse_1_a_1Row[i1] + pDecDense1B[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -36929,11 +36068,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce79AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36960,28 +36099,19 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-	for i0 := range 4 {
-		train_mse_1_dRow2 := &train_mse_1_d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 12 {
-			train_1Row[i1] = train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
-		}
-	}
-
-	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX512(&train_2[0], &train_mse_1_d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX2(&train_2[0], &train_mse_1_d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := float64(0)
 		for i0 := range 4 {
-			train_1Row2 := &train_1[i0]
+			train_mse_1_dRow2 := &train_mse_1_d[i0]
 			for i1 := range 12 {
-				acc5 += train_1Row2[i1]
+				acc5 += train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
 			}
 		}
 		train_2[0] = acc5
@@ -37061,11 +36191,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 12 {
-			ocannlReduce80AVX512(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce84AVX512(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
-			ocannlReduce80AVX2(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce84AVX2(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37084,11 +36214,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce81AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
+			ocannlReduce85AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce81AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
+			ocannlReduce85AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -37115,14 +36245,14 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < v1), g, 0); g1 is _train.mse#1/a.2.grad
+	// backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < t), g, 0); g1 is _train.mse#1/a.2.grad
 	for i0 := range 4 {
-		train_mse_1_a_2Row3 := &train_mse_1_a_2[i0]
+		train_mse_1_a_3Row4 := &train_mse_1_a_3[i0]
 		train_mse_1_a_3_gradRow2 := &train_mse_1_a_3_grad[i0]
 		train_mse_1_a_2_gradRow := &train_mse_1_a_2_grad[i0]
 		for i1 := range 8 {
 			var r3 float64
-			if 0 < train_mse_1_a_2Row3[i1] {
+			if 0 < train_mse_1_a_3Row4[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)
@@ -37136,9 +36266,9 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce82AVX512(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce86AVX512(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce82AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce86AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		train_mse_1_a_2_gradRow2 := &train_mse_1_a_2_grad[0]
@@ -37220,11 +36350,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce83AVX512(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce87AVX512(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce83AVX2(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce87AVX2(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37258,14 +36388,14 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _enc.linear#1/x.2.grad
+	// backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _enc.linear#1/x.2.grad
 	for i0 := range 4 {
-		enc_linear_1_x_2Row3 := &enc_linear_1_x_2[i0]
+		enc_linear_1_xRow4 := &enc_linear_1_x[i0]
 		enc_linear_1_x_gradRow2 := &enc_linear_1_x_grad[i0]
 		enc_linear_1_x_2_gradRow := &enc_linear_1_x_2_grad[i0]
 		for i1 := range 8 {
 			var r5 float64
-			if 0 < enc_linear_1_x_2Row3[i1] {
+			if 0 < enc_linear_1_xRow4[i1] {
 				r5 = 1
 			}
 			r6 := float64(0)
@@ -37279,9 +36409,9 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce82AVX512(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce86AVX512(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce82AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce86AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		enc_linear_1_x_2_gradRow2 := &enc_linear_1_x_2_grad[0]
@@ -37302,11 +36432,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce84AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
+			ocannlReduce88AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce84AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
+			ocannlReduce88AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37373,9 +36503,9 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce77AVX512(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce80AVX512(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce77AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce80AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		xRow := &x[0]
@@ -37954,9 +37084,9 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 //	  for i1 in 0..4:
 //	    net/a2.grad[0, i1] += net.w3[i0, i1] * _train.cross_entropy#1/logits.1.grad[0, i0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..4:
-//	  _net/a2.2.grad[0, i0] += where(0 < _net/a2.2[0, i0], net/a2.grad[0, i0], 0)
+//	  _net/a2.2.grad[0, i0] += where(0 < net/a2[0, i0], net/a2.grad[0, i0], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..4:
@@ -37976,9 +37106,9 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 //	  for i1 in 0..5:
 //	    net/a1.grad[0, i1] += net.w2[i0, i1] * _net/a2.1.grad[0, i0]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
-//	  _net/a1.2.grad[0, i0] += where(0 < _net/a1.2[0, i0], net/a1.grad[0, i0], 0)
+//	  _net/a1.2.grad[0, i0] += where(0 < net/a1[0, i0], net/a1.grad[0, i0], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..5:
@@ -38336,13 +37466,13 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 		net_a2_gradRow[i1] = acc10
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	net_a2_2Row3 := &net_a2_2[0]
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+	net_a2Row4 := &net_a2[0]
 	net_a2_gradRow2 := &net_a2_grad[0]
 	net_a2_2_gradRow := &net_a2_2_grad[0]
 	for i0 := range 5 {
 		var r7 float64
-		if 0 < net_a2_2Row3[i0] {
+		if 0 < net_a2Row4[i0] {
 			r7 = 1
 		}
 		r8 := float64(0)
@@ -38398,13 +37528,13 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 		net_a1_gradRow[i1] = acc11
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	net_a1_2Row3 := &net_a1_2[0]
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+	net_a1Row4 := &net_a1[0]
 	net_a1_gradRow2 := &net_a1_grad[0]
 	net_a1_2_gradRow := &net_a1_2_grad[0]
 	for i0 := range 6 {
 		var r9 float64
-		if 0 < net_a1_2Row3[i0] {
+		if 0 < net_a1Row4[i0] {
 			r9 = 1
 		}
 		r10 := float64(0)
@@ -38805,14 +37935,11 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -38822,14 +37949,11 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -38988,10 +38112,10 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -39012,10 +38136,10 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -39031,10 +38155,8 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [4][6]float64
-	var net_a1_2 [4][6]float64
 	var net_a1 [4][6]float64
 	var net_a2_1 [4][5]float64
-	var net_a2_2 [4][5]float64
 	var net_a2 [4][5]float64
 	var train_cross_entropy_1_logits_1 [4][2]float64
 	var train_cross_entropy_1_logits [4][2]float64
@@ -39079,21 +38201,12 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -39115,21 +38228,12 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -39402,14 +38506,14 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -39472,14 +38576,14 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -39885,14 +38989,11 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -39902,14 +39003,11 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -40068,10 +39166,10 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -40092,10 +39190,10 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -40111,10 +39209,8 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [2][6]float64
-	var net_a1_2 [2][6]float64
 	var net_a1 [2][6]float64
 	var net_a2_1 [2][5]float64
-	var net_a2_2 [2][5]float64
 	var net_a2 [2][5]float64
 	var train_cross_entropy_1_logits_1 [2][2]float64
 	var train_cross_entropy_1_logits [2][2]float64
@@ -40159,21 +39255,12 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -40195,21 +39282,12 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -40478,14 +39556,14 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -40544,14 +39622,14 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -41317,10 +40395,10 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	    for i2 in 0..4:
 //	      net/a2.grad[0, i0, i2] += net.w3[i1, i2] * _train.log_softmax#1/x.1.grad[0, i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[0, i0, i1] += where(0 < _net/a2.2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
+//	    _net/a2.2.grad[0, i0, i1] += where(0 < net/a2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..1:
@@ -41344,10 +40422,10 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	    for i2 in 0..5:
 //	      net/a1.grad[0, i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[0, i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[0, i0, i1] += where(0 < _net/a1.2[0, i0, i1], net/a1.grad[0, i0, i1], 0)
+//	    _net/a1.2.grad[0, i0, i1] += where(0 < net/a1[0, i0, i1], net/a1.grad[0, i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..1:
@@ -41772,14 +40850,14 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[0][i0]
+		net_a2Row4 := &net_a2[0][i0]
 		net_a2_gradRow2 := &net_a2_grad[0][i0]
 		net_a2_2_gradRow := &net_a2_2_grad[0][i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -41847,14 +40925,14 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[0][i0]
+		net_a1Row4 := &net_a1[0][i0]
 		net_a1_gradRow2 := &net_a1_grad[0][i0]
 		net_a1_2_gradRow := &net_a1_2_grad[0][i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -42076,11 +41154,11 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -42300,16 +41378,12 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..5:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..5:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -42320,16 +41394,12 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..4:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -42502,11 +41572,11 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	      for i3 in 0..4:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -42530,11 +41600,11 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	      for i3 in 0..5:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..5:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -42552,10 +41622,8 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [3][2][6]float64
-	var net_a1_2 [3][2][6]float64
 	var net_a1 [3][2][6]float64
 	var net_a2_1 [3][2][5]float64
-	var net_a2_2 [3][2][5]float64
 	var net_a2 [3][2][5]float64
 	var train_log_softmax_1_x_1 [3][2][2]float64
 	var train_log_softmax_1_x [3][2][2]float64
@@ -42600,24 +41668,13 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 6 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 6 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -42630,11 +41687,11 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -42653,24 +41710,13 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 5 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 5 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -42983,15 +42029,15 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2Row4 := &net_a2[i0][i1]
 			net_a2_gradRow2 := &net_a2_grad[i0][i1]
 			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 			for i2 := range 5 {
 				var r7 float64
-				if 0 < net_a2_2Row3[i2] {
+				if 0 < net_a2Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -43020,11 +42066,11 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce86AVX512(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce90AVX512(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce86AVX2(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce90AVX2(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else {
 		for i0 := range 3 {
@@ -43068,15 +42114,15 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1Row4 := &net_a1[i0][i1]
 			net_a1_gradRow2 := &net_a1_grad[i0][i1]
 			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 			for i2 := range 6 {
 				var r9 float64
-				if 0 < net_a1_2Row3[i2] {
+				if 0 < net_a1Row4[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -43091,9 +42137,9 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce87AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+		ocannlReduce91AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce87AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
+		ocannlReduce91AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 3 {
@@ -43234,11 +42280,11 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -43563,19 +42609,14 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 //	        net.batch_norm#1/centered[i0, i1, i2, i3] = net.batch_norm#1/x[i0, i1, i2, i3] + _net.batch_norm#1/centered.1[i3]
 //
 //	# _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.batch_norm#1/var.1[i0, i1, i2, i3] = net.batch_norm#1/centered[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
 //	fill _net.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.batch_norm#1/var.2[i0] += _net.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.batch_norm#1/var.2[i0] += net.batch_norm#1/centered[i1, i2, i3, i0] * net.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_net.batch_norm#1/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -43668,19 +42709,14 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 //	        net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#2/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#2/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#2/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
 //	fill _net.basic#1.batch_norm#2/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#2/var.2[i0] += _net.basic#1.batch_norm#2/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#2/var.2[i0] += net.basic#1.batch_norm#2/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#2/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
 //	_net.basic#1.batch_norm#2/var.3[0] = _dim_b.5[0] * _dim_s.5[0]
@@ -43773,19 +42809,14 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 //	        net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#1/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#1/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#1/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
 //	fill _net.basic#1.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#1/var.2[i0] += _net.basic#1.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#1/var.2[i0] += net.basic#1.batch_norm#1/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
 //	_net.basic#1.batch_norm#1/var.3[0] = _dim_b.8[0] * _dim_s.8[0]
@@ -43913,7 +42944,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	var net_batch_norm_1_mean_2 [1]float64
 	var net_batch_norm_1_centered_1 [4]float64
 	var net_batch_norm_1_centered [4][4][4][4]float64
-	var net_batch_norm_1_var_1 [4][4][4][4]float64
 	var net_batch_norm_1_var_2 [4]float64
 	var net_batch_norm_1_var_3 [1]float64
 	var net_batch_norm_1_var [4]float64
@@ -43929,7 +42959,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	var net_basic_1_batch_norm_2_mean_2 [1]float64
 	var net_basic_1_batch_norm_2_centered_1 [4]float64
 	var net_basic_1_batch_norm_2_centered [4][4][4][4]float64
-	var net_basic_1_batch_norm_2_var_1 [4][4][4][4]float64
 	var net_basic_1_batch_norm_2_var_2 [4]float64
 	var net_basic_1_batch_norm_2_var_3 [1]float64
 	var net_basic_1_batch_norm_2_var [4]float64
@@ -43945,7 +42974,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	var net_basic_1_batch_norm_1_mean_2 [1]float64
 	var net_basic_1_batch_norm_1_centered_1 [4]float64
 	var net_basic_1_batch_norm_1_centered [4][4][4][4]float64
-	var net_basic_1_batch_norm_1_var_1 [4][4][4][4]float64
 	var net_basic_1_batch_norm_1_var_2 [4]float64
 	var net_basic_1_batch_norm_1_var_3 [1]float64
 	var net_basic_1_batch_norm_1_var [4]float64
@@ -44000,9 +43028,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44020,9 +43048,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44060,9 +43088,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44077,46 +43105,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 		}
 	}
 
-	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+		ocannlReduce93AVX512(&net_batch_norm_1_var_2[0], &net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_centeredRow2 := &net_batch_norm_1_centered[i0][i1][i2]
-					net_batch_norm_1_var_1Row := &net_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_batch_norm_1_var_1Row[i3] = net_batch_norm_1_centeredRow2[i3] * net_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_batch_norm_1_var_1Row2 := &net_batch_norm_1_var_1[i1][i2][0]
-				net_batch_norm_1_var_1Row3 := &net_batch_norm_1_var_1[i1][i2][1]
-				net_batch_norm_1_var_1Row4 := &net_batch_norm_1_var_1[i1][i2][2]
-				net_batch_norm_1_var_1Row5 := &net_batch_norm_1_var_1[i1][i2][3]
+				net_batch_norm_1_centeredRow2 := &net_batch_norm_1_centered[i1][i2][0]
+				net_batch_norm_1_centeredRow3 := &net_batch_norm_1_centered[i1][i2][1]
+				net_batch_norm_1_centeredRow4 := &net_batch_norm_1_centered[i1][i2][2]
+				net_batch_norm_1_centeredRow5 := &net_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc3 := net_batch_norm_1_var_2[i0]
-					acc3 += net_batch_norm_1_var_1Row2[i0]
-					acc3 += net_batch_norm_1_var_1Row3[i0]
-					acc3 += net_batch_norm_1_var_1Row4[i0]
-					acc3 += net_batch_norm_1_var_1Row5[i0]
+					acc3 += net_batch_norm_1_centeredRow2[i0] * net_batch_norm_1_centeredRow2[i0]
+					acc3 += net_batch_norm_1_centeredRow3[i0] * net_batch_norm_1_centeredRow3[i0]
+					acc3 += net_batch_norm_1_centeredRow4[i0] * net_batch_norm_1_centeredRow4[i0]
+					acc3 += net_batch_norm_1_centeredRow5[i0] * net_batch_norm_1_centeredRow5[i0]
 					net_batch_norm_1_var_2[i0] = acc3
 				}
 			}
@@ -44214,9 +43222,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44234,9 +43242,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44274,9 +43282,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44291,46 +43299,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 		}
 	}
 
-	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlReduce93AVX512(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_centeredRow2 := &net_basic_1_batch_norm_2_centered[i0][i1][i2]
-					net_basic_1_batch_norm_2_var_1Row := &net_basic_1_batch_norm_2_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_2_var_1Row[i3] = net_basic_1_batch_norm_2_centeredRow2[i3] * net_basic_1_batch_norm_2_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_2_var_1Row2 := &net_basic_1_batch_norm_2_var_1[i1][i2][0]
-				net_basic_1_batch_norm_2_var_1Row3 := &net_basic_1_batch_norm_2_var_1[i1][i2][1]
-				net_basic_1_batch_norm_2_var_1Row4 := &net_basic_1_batch_norm_2_var_1[i1][i2][2]
-				net_basic_1_batch_norm_2_var_1Row5 := &net_basic_1_batch_norm_2_var_1[i1][i2][3]
+				net_basic_1_batch_norm_2_centeredRow2 := &net_basic_1_batch_norm_2_centered[i1][i2][0]
+				net_basic_1_batch_norm_2_centeredRow3 := &net_basic_1_batch_norm_2_centered[i1][i2][1]
+				net_basic_1_batch_norm_2_centeredRow4 := &net_basic_1_batch_norm_2_centered[i1][i2][2]
+				net_basic_1_batch_norm_2_centeredRow5 := &net_basic_1_batch_norm_2_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc6 := net_basic_1_batch_norm_2_var_2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row3[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row4[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row5[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow2[i0] * net_basic_1_batch_norm_2_centeredRow2[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow3[i0] * net_basic_1_batch_norm_2_centeredRow3[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow4[i0] * net_basic_1_batch_norm_2_centeredRow4[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow5[i0] * net_basic_1_batch_norm_2_centeredRow5[i0]
 					net_basic_1_batch_norm_2_var_2[i0] = acc6
 				}
 			}
@@ -44428,9 +43416,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44448,9 +43436,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44488,9 +43476,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44505,46 +43493,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 		}
 	}
 
-	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlReduce93AVX512(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_centeredRow2 := &net_basic_1_batch_norm_1_centered[i0][i1][i2]
-					net_basic_1_batch_norm_1_var_1Row := &net_basic_1_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_1_var_1Row[i3] = net_basic_1_batch_norm_1_centeredRow2[i3] * net_basic_1_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_1_var_1Row2 := &net_basic_1_batch_norm_1_var_1[i1][i2][0]
-				net_basic_1_batch_norm_1_var_1Row3 := &net_basic_1_batch_norm_1_var_1[i1][i2][1]
-				net_basic_1_batch_norm_1_var_1Row4 := &net_basic_1_batch_norm_1_var_1[i1][i2][2]
-				net_basic_1_batch_norm_1_var_1Row5 := &net_basic_1_batch_norm_1_var_1[i1][i2][3]
+				net_basic_1_batch_norm_1_centeredRow2 := &net_basic_1_batch_norm_1_centered[i1][i2][0]
+				net_basic_1_batch_norm_1_centeredRow3 := &net_basic_1_batch_norm_1_centered[i1][i2][1]
+				net_basic_1_batch_norm_1_centeredRow4 := &net_basic_1_batch_norm_1_centered[i1][i2][2]
+				net_basic_1_batch_norm_1_centeredRow5 := &net_basic_1_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc9 := net_basic_1_batch_norm_1_var_2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row3[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row4[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row5[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow2[i0] * net_basic_1_batch_norm_1_centeredRow2[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow3[i0] * net_basic_1_batch_norm_1_centeredRow3[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow4[i0] * net_basic_1_batch_norm_1_centeredRow4[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow5[i0] * net_basic_1_batch_norm_1_centeredRow5[i0]
 					net_basic_1_batch_norm_1_var_2[i0] = acc9
 				}
 			}
@@ -44607,11 +43575,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce89AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -44761,7 +43729,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.batch_norm#1/mean: 4 (let, output parameter sNetBatchNorm1Mean)
 //	_net.batch_norm#1/centered.1: 4 (let, local, in scratch field net_batch_norm_1_centered_1)
 //	net.batch_norm#1/centered: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_centered)
-//	_net.batch_norm#1/var.1: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_var_1)
+//	_net.batch_norm#1/var.1: 4 | 4,4,4 (let, local)
 //	_net.batch_norm#1/var.2: 4 (let, local, in scratch field net_batch_norm_1_var_2)
 //	_dim_b.2: 1 (dim, constant)
 //	_dim_s.2: 1 (dim, constant)
@@ -44783,7 +43751,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_net.batch_norm#1/shift.1: 4 (let, local)
 //	net.batch_norm#1/shift: 4 (let, local, in scratch field net_batch_norm_1_shift)
 //	_net/h0.1: 4 | 4,4,4 (let, local)
-//	_net/h0.2: 4 | 4,4,4 (let, local, in scratch field net_h0_2)
+//	_net/h0.2: 4 | 4,4,4 (let, local)
 //	net/h0: 4 | 4,4,4 (let, local, in scratch field net_h0)
 //	net.basic#1.conv2d#2.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d2Kernel)
 //	net.basic#1.conv2d#2/y: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_2_y)
@@ -44796,7 +43764,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#2/mean: 4 (let, output parameter sNetBasic1BatchNorm2Mean)
 //	_net.basic#1.batch_norm#2/centered.1: 4 (let, local, in scratch field net_basic_1_batch_norm_2_centered_1)
 //	net.basic#1.batch_norm#2/centered: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_centered)
-//	_net.basic#1.batch_norm#2/var.1: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_var_1)
+//	_net.basic#1.batch_norm#2/var.1: 4 | 4,4,4 (let, local)
 //	_net.basic#1.batch_norm#2/var.2: 4 (let, local, in scratch field net_basic_1_batch_norm_2_var_2)
 //	_dim_b.5: 1 (dim, constant)
 //	_dim_s.5: 1 (dim, constant)
@@ -44818,7 +43786,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_net.basic#1.batch_norm#2/shift.1: 4 (let, local)
 //	net.basic#1.batch_norm#2/shift: 4 (let, local, in scratch field net_basic_1_batch_norm_2_shift)
 //	_net.basic#1.conv2d#1/x.1: 4 | 4,4,4 (let, local)
-//	_net.basic#1.conv2d#1/x.2: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_x_2)
+//	_net.basic#1.conv2d#1/x.2: 4 | 4,4,4 (let, local)
 //	net.basic#1.conv2d#1/x: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_x)
 //	net.basic#1.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d1Kernel)
 //	net.basic#1.conv2d#1/y: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_y)
@@ -44831,7 +43799,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1/mean: 4 (let, output parameter sNetBasic1BatchNorm1Mean)
 //	_net.basic#1.batch_norm#1/centered.1: 4 (let, local, in scratch field net_basic_1_batch_norm_1_centered_1)
 //	net.basic#1.batch_norm#1/centered: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_centered)
-//	_net.basic#1.batch_norm#1/var.1: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_var_1)
+//	_net.basic#1.batch_norm#1/var.1: 4 | 4,4,4 (let, local)
 //	_net.basic#1.batch_norm#1/var.2: 4 (let, local, in scratch field net_basic_1_batch_norm_1_var_2)
 //	_dim_b.8: 1 (dim, constant)
 //	_dim_s.8: 1 (dim, constant)
@@ -44854,7 +43822,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1/shift: 4 (let, local, in scratch field net_basic_1_batch_norm_1_shift)
 //	_net/h1.1: 4 | 4,4,4 (let, local)
 //	_net/h1.2: 4 | 4,4,4 (let, local)
-//	_net/h1.3: 4 | 4,4,4 (let, local, in scratch field net_h1_3)
+//	_net/h1.3: 4 | 4,4,4 (let, local)
 //	net/h1: 4 | 4,4,4 (let, local, in scratch field net_h1)
 //	_net/pooled.1: 4 | 4 (let, local, in scratch field net_pooled_1)
 //	_num.7: 1 (number, constant)
@@ -44937,7 +43905,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_net/h1.1.grad: [4 4 4 4] (let, local)
 //	_net/h1.2.grad: [4 4 4 4] (let, local)
 //	_net/h1.3.grad: [4 4 4 4] (let, local, in scratch field net_h1_3_grad)
-//	net/h1.grad: [4 4 4 4] (let, local, in scratch field net_h1_grad)
+//	net/h1.grad: [4 4 4 4] (let, local)
 //	_net/pooled.1.grad: [4 4] (let, local, in scratch field net_pooled_1_grad)
 //	net/pooled.grad: [4 4] (let, local, in scratch field net_pooled_grad)
 //	net.linear#1.w.grad: [3 4] (let, output parameter gNetLinear1W)
@@ -45092,19 +44060,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        net.batch_norm#1/centered[i0, i1, i2, i3] = net.batch_norm#1/x[i0, i1, i2, i3] + _net.batch_norm#1/centered.1[i3]
 //
 //	# _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.batch_norm#1/var.1[i0, i1, i2, i3] = net.batch_norm#1/centered[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
 //	fill _net.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.batch_norm#1/var.2[i0] += _net.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.batch_norm#1/var.2[i0] += net.batch_norm#1/centered[i1, i2, i3, i0] * net.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_net.batch_norm#1/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -45145,18 +44108,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale
 //
 //	# _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h0.2[i0, i1, i2, i3] = (net.batch_norm#1/x[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3]
 //
-//	# net/h0 = pointwise relu of _net/h0.2
+//	# net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu(_net/h0.2[i0, i1, i2, i3])
+//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu((net.batch_norm#1/x[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3])
 //
 //	# net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
 //	reset padding of net/h0 to 0
@@ -45204,19 +44162,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#2/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#2/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#2/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
 //	fill _net.basic#1.batch_norm#2/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#2/var.2[i0] += _net.basic#1.batch_norm#2/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#2/var.2[i0] += net.basic#1.batch_norm#2/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#2/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
 //	_net.basic#1.batch_norm#2/var.3[0] = _dim_b.5[0] * _dim_s.5[0]
@@ -45257,18 +44210,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale
 //
 //	# _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3] = (net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]) + net.basic#1.batch_norm#2/shift[i3]
 //
-//	# net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2
+//	# net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2, with _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic#1.conv2d#1/x.2[i0, i1, i2, i3])
+//	        net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu((net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]) + net.basic#1.batch_norm#2/shift[i3])
 //
 //	# net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
 //	reset padding of net.basic#1.conv2d#1/x to 0
@@ -45316,19 +44264,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#1/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#1/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#1/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
 //	fill _net.basic#1.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#1/var.2[i0] += _net.basic#1.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#1/var.2[i0] += net.basic#1.batch_norm#1/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
 //	_net.basic#1.batch_norm#1/var.3[0] = _dim_b.8[0] * _dim_s.8[0]
@@ -45372,18 +44315,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //
 //	# _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
 //	reset padding of net/h0 to 0
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h1.3[i0, i1, i2, i3] = net/h0[i0, i1 + 1, i2 + 1, i3] + ((net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]) + net.basic#1.batch_norm#1/shift[i3])
 //
-//	# net/h1 = pointwise relu of _net/h1.3
+//	# net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net/h1[i0, i1, i2, i3] = relu(_net/h1.3[i0, i1, i2, i3])
+//	        net/h1[i0, i1, i2, i3] = relu(net/h0[i0, i1 + 1, i2 + 1, i3] + ((net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]) + net.basic#1.batch_norm#1/shift[i3]))
 //
 //	# _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
 //	fill _net/pooled.1 with 0
@@ -45510,7 +44448,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill _net.basic#1.batch_norm#1/shift.1.grad with 0
 //	fill net.basic#1.batch_norm#1/shift.grad with 0
 //	fill _net/h1.3.grad with 0
-//	fill net/h1.grad with 0
 //	fill _net/pooled.1.grad with 0
 //	fill net/pooled.grad with 0
 //	fill net.linear#1.w.grad with 0
@@ -45608,18 +44545,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	    _net/pooled.1.grad[i0, i1] += net/pooled.grad[i0, i1] * _num.7[0]
 //
 //	# backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net/h1.grad[i0, i2, i3, i1] += _net/pooled.1.grad[i0, i1]
 //
-//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
+//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad, with backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < _net/h1.3[i0, i1, i2, i3], net/h1.grad[i0, i1, i2, i3], 0)
+//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < net/h1[i0, i1, i2, i3], _net/pooled.1.grad[i0, i3] + 0, 0)
 //
 //	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g1 =+ g; g1 is net/h0.grad
 //	for i0 in 0..3:
@@ -45767,13 +44699,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	            for i6 in 0..3:
 //	              net.basic#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+//	# backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+//	reset padding of net.basic#1.conv2d#1/x to 0
 //	reset padding of net.basic#1.conv2d#1/x.grad to 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] += where(0 < _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3], net.basic#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] += where(0 < net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.basic#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad (the copy elided: _net.basic#1.conv2d#1/x.1.grad reads _net.basic#1.conv2d#1/x.2.grad)
 //
@@ -45912,13 +44845,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	            for i6 in 0..3:
 //	              net.basic#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
+//	# backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < t), g, 0); g1 is _net/h0.2.grad
+//	reset padding of net/h0 to 0
 //	reset padding of net/h0.grad to 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net/h0.2.grad[i0, i1, i2, i3] += where(0 < _net/h0.2[i0, i1, i2, i3], net/h0.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net/h0.2.grad[i0, i1, i2, i3] += where(0 < net/h0[i0, i1 + 1, i2 + 1, i3], net/h0.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad (the copy elided: _net/h0.1.grad reads _net/h0.2.grad)
 //
@@ -46166,9 +45100,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46187,9 +45121,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46227,9 +45161,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46244,47 +45178,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_centeredRow2 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
-					net_batch_norm_1_var_1Row := &scratch.net_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_batch_norm_1_var_1Row[i3] = net_batch_norm_1_centeredRow2[i3] * net_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
 	scratch.net_batch_norm_1_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX512(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_batch_norm_1_var_1Row2 := &scratch.net_batch_norm_1_var_1[i1][i2][0]
-				net_batch_norm_1_var_1Row3 := &scratch.net_batch_norm_1_var_1[i1][i2][1]
-				net_batch_norm_1_var_1Row4 := &scratch.net_batch_norm_1_var_1[i1][i2][2]
-				net_batch_norm_1_var_1Row5 := &scratch.net_batch_norm_1_var_1[i1][i2][3]
+				net_batch_norm_1_centeredRow2 := &scratch.net_batch_norm_1_centered[i1][i2][0]
+				net_batch_norm_1_centeredRow3 := &scratch.net_batch_norm_1_centered[i1][i2][1]
+				net_batch_norm_1_centeredRow4 := &scratch.net_batch_norm_1_centered[i1][i2][2]
+				net_batch_norm_1_centeredRow5 := &scratch.net_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc3 := scratch.net_batch_norm_1_var_2[i0]
-					acc3 += net_batch_norm_1_var_1Row2[i0]
-					acc3 += net_batch_norm_1_var_1Row3[i0]
-					acc3 += net_batch_norm_1_var_1Row4[i0]
-					acc3 += net_batch_norm_1_var_1Row5[i0]
+					acc3 += net_batch_norm_1_centeredRow2[i0] * net_batch_norm_1_centeredRow2[i0]
+					acc3 += net_batch_norm_1_centeredRow3[i0] * net_batch_norm_1_centeredRow3[i0]
+					acc3 += net_batch_norm_1_centeredRow4[i0] * net_batch_norm_1_centeredRow4[i0]
+					acc3 += net_batch_norm_1_centeredRow5[i0] * net_batch_norm_1_centeredRow5[i0]
 					scratch.net_batch_norm_1_var_2[i0] = acc3
 				}
 			}
@@ -46330,34 +45244,14 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_batch_norm_1_shift[i0] = pNetBatchNorm1Beta[i0] - (sNetBatchNorm1Mean[i0] * scratch.net_batch_norm_1_scale[i0])
 	}
 
-	// _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
-	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_xRow7 := &scratch.net_batch_norm_1_x[i0][i1][i2]
-					net_h0_2Row := &scratch.net_h0_2[i0][i1][i2]
-					for i3 := range 4 {
-						net_h0_2Row[i3] = (net_batch_norm_1_xRow7[i3] * scratch.net_batch_norm_1_scale[i3]) + scratch.net_batch_norm_1_shift[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net/h0 = pointwise relu of _net/h0.2
+	// net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused fused
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_h0_2Row2 := &scratch.net_h0_2[i0][i1][i2]
+				net_batch_norm_1_xRow7 := &scratch.net_batch_norm_1_x[i0][i1][i2]
 				net_h0Row := &scratch.net_h0[i0][i1+1][i2+1]
 				for i3 := range 4 {
-					r := net_h0_2Row2[i3]
+					r := (net_batch_norm_1_xRow7[i3] * scratch.net_batch_norm_1_scale[i3]) + scratch.net_batch_norm_1_shift[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -46407,9 +45301,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46428,9 +45322,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_2_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX512(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46468,9 +45362,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46485,47 +45379,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_centeredRow2 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
-					net_basic_1_batch_norm_2_var_1Row := &scratch.net_basic_1_batch_norm_2_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_2_var_1Row[i3] = net_basic_1_batch_norm_2_centeredRow2[i3] * net_basic_1_batch_norm_2_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
 	scratch.net_basic_1_batch_norm_2_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce93AVX512(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_2_var_1Row2 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][0]
-				net_basic_1_batch_norm_2_var_1Row3 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][1]
-				net_basic_1_batch_norm_2_var_1Row4 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][2]
-				net_basic_1_batch_norm_2_var_1Row5 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][3]
+				net_basic_1_batch_norm_2_centeredRow2 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][0]
+				net_basic_1_batch_norm_2_centeredRow3 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][1]
+				net_basic_1_batch_norm_2_centeredRow4 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][2]
+				net_basic_1_batch_norm_2_centeredRow5 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc6 := scratch.net_basic_1_batch_norm_2_var_2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row3[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row4[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row5[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow2[i0] * net_basic_1_batch_norm_2_centeredRow2[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow3[i0] * net_basic_1_batch_norm_2_centeredRow3[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow4[i0] * net_basic_1_batch_norm_2_centeredRow4[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow5[i0] * net_basic_1_batch_norm_2_centeredRow5[i0]
 					scratch.net_basic_1_batch_norm_2_var_2[i0] = acc6
 				}
 			}
@@ -46571,34 +45445,14 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_2_shift[i0] = pNetBasic1BatchNorm2Beta[i0] - (sNetBasic1BatchNorm2Mean[i0] * scratch.net_basic_1_batch_norm_2_scale[i0])
 	}
 
-	// _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
-	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_xRow7 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
-					net_basic_1_conv2d_1_x_2Row := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_conv2d_1_x_2Row[i3] = (net_basic_1_batch_norm_2_xRow7[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]) + scratch.net_basic_1_batch_norm_2_shift[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2
+	// net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2, with _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused fused
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_conv2d_1_x_2Row2 := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+				net_basic_1_batch_norm_2_xRow7 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
 				net_basic_1_conv2d_1_xRow := &scratch.net_basic_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 4 {
-					r2 := net_basic_1_conv2d_1_x_2Row2[i3]
+					r2 := (net_basic_1_batch_norm_2_xRow7[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]) + scratch.net_basic_1_batch_norm_2_shift[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -46648,9 +45502,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46669,9 +45523,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46709,9 +45563,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46726,47 +45580,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_centeredRow2 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
-					net_basic_1_batch_norm_1_var_1Row := &scratch.net_basic_1_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_1_var_1Row[i3] = net_basic_1_batch_norm_1_centeredRow2[i3] * net_basic_1_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
 	scratch.net_basic_1_batch_norm_1_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX512(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_1_var_1Row2 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][0]
-				net_basic_1_batch_norm_1_var_1Row3 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][1]
-				net_basic_1_batch_norm_1_var_1Row4 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][2]
-				net_basic_1_batch_norm_1_var_1Row5 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][3]
+				net_basic_1_batch_norm_1_centeredRow2 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][0]
+				net_basic_1_batch_norm_1_centeredRow3 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][1]
+				net_basic_1_batch_norm_1_centeredRow4 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][2]
+				net_basic_1_batch_norm_1_centeredRow5 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc9 := scratch.net_basic_1_batch_norm_1_var_2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row3[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row4[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row5[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow2[i0] * net_basic_1_batch_norm_1_centeredRow2[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow3[i0] * net_basic_1_batch_norm_1_centeredRow3[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow4[i0] * net_basic_1_batch_norm_1_centeredRow4[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow5[i0] * net_basic_1_batch_norm_1_centeredRow5[i0]
 					scratch.net_basic_1_batch_norm_1_var_2[i0] = acc9
 				}
 			}
@@ -46812,39 +45646,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_1_shift[i0] = pNetBasic1BatchNorm1Beta[i0] - (sNetBasic1BatchNorm1Mean[i0] * scratch.net_basic_1_batch_norm_1_scale[i0])
 	}
 
-	// _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
+	// net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused fused
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_h0Row3 := &scratch.net_h0[i0][i1+1][i2+1]
 				net_basic_1_batch_norm_1_xRow7 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][i2]
-				net_h1_3Row := &scratch.net_h1_3[i0][i1][i2]
+				net_h1Row := &scratch.net_h1[i0][i1][i2]
 				for i3 := range 4 {
-					net_h1_3Row[i3] = net_h0Row3[i3] + ((net_basic_1_batch_norm_1_xRow7[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]) + scratch.net_basic_1_batch_norm_1_shift[i3])
-				}
-			}
-		}
-	}
-
-	// net/h1 = pointwise relu of _net/h1.3
-	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_h1_3Row2 := &scratch.net_h1_3[i0][i1][i2]
-					net_h1Row := &scratch.net_h1[i0][i1][i2]
-					for i3 := range 4 {
-						r3 := net_h1_3Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_h1Row[i3] = r3
+					r3 := net_h0Row3[i3] + ((net_basic_1_batch_norm_1_xRow7[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]) + scratch.net_basic_1_batch_norm_1_shift[i3])
+					if !(r3 > 0) {
+						r3 = 0
 					}
+					net_h1Row[i3] = r3
 				}
 			}
 		}
@@ -46855,11 +45669,11 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce89AVX512(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+			ocannlReduce94AVX512(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce89AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+			ocannlReduce94AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -47184,49 +45998,28 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad, with backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad fused
+	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(where(lt(0,x0),add(x1,0),0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+		ocannlMap32AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
-	} else {
-		scratch.net_h1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				net_pooled_1_gradV := scratch.net_pooled_1_grad[i0][i1]
-				for i2 := range 4 {
-					net_h1_gradRow := &scratch.net_h1_grad[i0][i2]
-					for i3 := range 4 {
-						net_h1_gradRow[i3][i1] += net_pooled_1_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else {
 		scratch.net_h1_3_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
+			net_pooled_1_gradRow2 := &scratch.net_pooled_1_grad[i0]
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_h1_3Row3 := &scratch.net_h1_3[i0][i1][i2]
-					net_h1_gradRow2 := &scratch.net_h1_grad[i0][i1][i2]
+					net_h1Row6 := &scratch.net_h1[i0][i1][i2]
 					net_h1_3_gradRow := &scratch.net_h1_3_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r8 float64
-						if 0 < net_h1_3Row3[i3] {
+						if 0 < net_h1Row6[i3] {
 							r8 = 1
 						}
 						r9 := float64(0)
 						if r8 != 0 {
-							r9 = net_h1_gradRow2[i3]
+							r9 = net_pooled_1_gradRow2[i3] + 0
 						}
 						net_h1_3_gradRow[i3] += r9
 					}
@@ -47251,9 +46044,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47277,9 +46070,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap33AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap33AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -47298,9 +46091,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce95AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce95AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47369,9 +46162,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -47390,19 +46183,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_1_batch_norm_1_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
-					net_basic_1_batch_norm_1_centeredRow3 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow6 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
 					net_basic_1_batch_norm_1_centered_gradRow := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_centered_gradRow[i3] += net_basic_1_batch_norm_1_var_1_gradRow2[i3] * net_basic_1_batch_norm_1_centeredRow3[i3]
+						net_basic_1_batch_norm_1_centered_gradRow[i3] += net_basic_1_batch_norm_1_var_1_gradRow2[i3] * net_basic_1_batch_norm_1_centeredRow6[i3]
 					}
 				}
 			}
@@ -47412,18 +46205,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_1_centeredRow4 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow7 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
 					net_basic_1_batch_norm_1_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
 					net_basic_1_batch_norm_1_centered_gradRow2 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow4[i3] * net_basic_1_batch_norm_1_var_1_gradRow3[i3]
+						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow7[i3] * net_basic_1_batch_norm_1_var_1_gradRow3[i3]
 					}
 				}
 			}
@@ -47433,9 +46226,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47453,9 +46246,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47490,9 +46283,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
@@ -47510,9 +46303,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX512(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47553,7 +46346,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	*rec2 = ocannlResNetBNBackwardPart1{}
 	ocannlResNetBNBackwardPart1Records.Put(rec2)
 
-	// backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+	// backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
 	for j20 := range 4 {
 		for j21 := range 7 {
 			for j22 := range 4 {
@@ -47588,20 +46381,20 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap39AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap39AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_conv2d_1_x_2Row3 := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+					net_basic_1_conv2d_1_xRow4 := &scratch.net_basic_1_conv2d_1_x[i0][i1+1][i2+1]
 					net_basic_1_conv2d_1_x_gradRow2 := &scratch.net_basic_1_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_basic_1_conv2d_1_x_2_gradRow := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r12 float64
-						if 0 < net_basic_1_conv2d_1_x_2Row3[i3] {
+						if 0 < net_basic_1_conv2d_1_xRow4[i3] {
 							r12 = 1
 						}
 						r13 := float64(0)
@@ -47618,9 +46411,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47644,9 +46437,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap33AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap33AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -47665,9 +46458,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce95AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce95AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47736,9 +46529,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -47757,19 +46550,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_1_batch_norm_2_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
-					net_basic_1_batch_norm_2_centeredRow3 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow6 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
 					net_basic_1_batch_norm_2_centered_gradRow := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_centered_gradRow[i3] += net_basic_1_batch_norm_2_var_1_gradRow2[i3] * net_basic_1_batch_norm_2_centeredRow3[i3]
+						net_basic_1_batch_norm_2_centered_gradRow[i3] += net_basic_1_batch_norm_2_var_1_gradRow2[i3] * net_basic_1_batch_norm_2_centeredRow6[i3]
 					}
 				}
 			}
@@ -47779,18 +46572,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_2_centeredRow4 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow7 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
 					net_basic_1_batch_norm_2_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
 					net_basic_1_batch_norm_2_centered_gradRow2 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow4[i3] * net_basic_1_batch_norm_2_var_1_gradRow3[i3]
+						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow7[i3] * net_basic_1_batch_norm_2_var_1_gradRow3[i3]
 					}
 				}
 			}
@@ -47800,9 +46593,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47820,9 +46613,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47857,9 +46650,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap38AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap38AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
@@ -47877,9 +46670,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+		ocannlReduce92AVX512(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+		ocannlReduce92AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47920,7 +46713,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	*rec4 = ocannlResNetBNBackwardPart3{}
 	ocannlResNetBNBackwardPart3Records.Put(rec4)
 
-	// backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
+	// backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < t), g, 0); g1 is _net/h0.2.grad
 	for j37 := range 4 {
 		for j38 := range 7 {
 			for j39 := range 4 {
@@ -47955,20 +46748,20 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap39AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap39AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_h0_2Row3 := &scratch.net_h0_2[i0][i1][i2]
+					net_h0Row5 := &scratch.net_h0[i0][i1+1][i2+1]
 					net_h0_gradRow3 := &scratch.net_h0_grad[i0][i1+1][i2+1]
 					net_h0_2_gradRow := &scratch.net_h0_2_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r16 float64
-						if 0 < net_h0_2Row3[i3] {
+						if 0 < net_h0Row5[i3] {
 							r16 = 1
 						}
 						r17 := float64(0)
@@ -47985,9 +46778,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48011,9 +46804,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap33AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap33AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -48032,9 +46825,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce95AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce95AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48103,9 +46896,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap34AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap34AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -48124,19 +46917,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_batch_norm_1_var_1_gradRow2 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
-					net_batch_norm_1_centeredRow3 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_centeredRow6 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
 					net_batch_norm_1_centered_gradRow := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_centered_gradRow[i3] += net_batch_norm_1_var_1_gradRow2[i3] * net_batch_norm_1_centeredRow3[i3]
+						net_batch_norm_1_centered_gradRow[i3] += net_batch_norm_1_var_1_gradRow2[i3] * net_batch_norm_1_centeredRow6[i3]
 					}
 				}
 			}
@@ -48146,18 +46939,18 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_batch_norm_1_centeredRow4 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_centeredRow7 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
 					net_batch_norm_1_var_1_gradRow3 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
 					net_batch_norm_1_centered_gradRow2 := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow4[i3] * net_batch_norm_1_var_1_gradRow3[i3]
+						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow7[i3] * net_batch_norm_1_var_1_gradRow3[i3]
 					}
 				}
 			}
@@ -48167,9 +46960,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48187,9 +46980,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48224,9 +47017,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap38AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
@@ -48244,9 +47037,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX512(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48297,33 +47090,27 @@ type ocannlResNetBNBackwardScratch struct {
 	net_batch_norm_1_mean_1                [4]float64
 	net_batch_norm_1_centered_1            [4]float64
 	net_batch_norm_1_centered              [4][4][4][4]float64
-	net_batch_norm_1_var_1                 [4][4][4][4]float64
 	net_batch_norm_1_var_2                 [4]float64
 	net_batch_norm_1_scale                 [4]float64
 	net_batch_norm_1_shift                 [4]float64
-	net_h0_2                               [4][4][4][4]float64
 	net_h0                                 [4][7][7][4]float64
 	net_basic_1_conv2d_2_y                 [4][4][4][4]float64
 	net_basic_1_batch_norm_2_x             [4][4][4][4]float64
 	net_basic_1_batch_norm_2_mean_1        [4]float64
 	net_basic_1_batch_norm_2_centered_1    [4]float64
 	net_basic_1_batch_norm_2_centered      [4][4][4][4]float64
-	net_basic_1_batch_norm_2_var_1         [4][4][4][4]float64
 	net_basic_1_batch_norm_2_var_2         [4]float64
 	net_basic_1_batch_norm_2_scale         [4]float64
 	net_basic_1_batch_norm_2_shift         [4]float64
-	net_basic_1_conv2d_1_x_2               [4][4][4][4]float64
 	net_basic_1_conv2d_1_x                 [4][7][7][4]float64
 	net_basic_1_conv2d_1_y                 [4][4][4][4]float64
 	net_basic_1_batch_norm_1_x             [4][4][4][4]float64
 	net_basic_1_batch_norm_1_mean_1        [4]float64
 	net_basic_1_batch_norm_1_centered_1    [4]float64
 	net_basic_1_batch_norm_1_centered      [4][4][4][4]float64
-	net_basic_1_batch_norm_1_var_1         [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_2         [4]float64
 	net_basic_1_batch_norm_1_scale         [4]float64
 	net_basic_1_batch_norm_1_shift         [4]float64
-	net_h1_3                               [4][4][4][4]float64
 	net_h1                                 [4][4][4][4]float64
 	net_pooled_1                           [4][4]float64
 	net_pooled                             [4][4]float64
@@ -48355,7 +47142,6 @@ type ocannlResNetBNBackwardScratch struct {
 	net_basic_1_batch_norm_1_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_2_grad    [4]float64
 	net_h1_3_grad                          [4][4][4][4]float64
-	net_h1_grad                            [4][4][4][4]float64
 	net_pooled_1_grad                      [4][4]float64
 	net_pooled_grad                        [4][4]float64
 	train_cross_entropy_1_m_grad           [4][1]float64
@@ -48439,7 +47225,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
+						ocannlReduce96AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -48449,7 +47235,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
+						ocannlReduce96AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -48551,7 +47337,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
+						ocannlReduce96AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -48561,7 +47347,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
+						ocannlReduce96AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -49026,11 +47812,11 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce89AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.

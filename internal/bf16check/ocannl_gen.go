@@ -2375,7 +2375,7 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	_dim_d.1: 1 (dim, constant)
 //	net.block#1.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_mean)
 //	net.block#1.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_centered)
-//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_var_1)
+//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var_2)
 //	_dim_d.2: 1 (dim, constant)
 //	net.block#1.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var)
@@ -2412,7 +2412,7 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	_dim_d.4: 1 (dim, constant)
 //	net.block#1.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_mean)
 //	net.block#1.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_centered)
-//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_var_1)
+//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.block#1.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var)
@@ -2438,7 +2438,7 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	_dim_d.6: 1 (dim, constant)
 //	net.block#2.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_mean)
 //	net.block#2.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_centered)
-//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_var_1)
+//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var_2)
 //	_dim_d.7: 1 (dim, constant)
 //	net.block#2.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var)
@@ -2475,7 +2475,7 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	_dim_d.9: 1 (dim, constant)
 //	net.block#2.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_mean)
 //	net.block#2.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_centered)
-//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_var_1)
+//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var_2)
 //	_dim_d.10: 1 (dim, constant)
 //	net.block#2.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var)
@@ -2501,7 +2501,7 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	_dim_d.11: 1 (dim, constant)
 //	net.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.12: 1 (dim, constant)
 //	net.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -2624,17 +2624,13 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	      net.block#1.layer_norm#1/centered[i0, i1, i2] = net/h0[i0, i1, i2] - net.block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#1/var.1[i0, i1, i2] = net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 //	fill _net.block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += _net.block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..7:
@@ -2784,17 +2780,13 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	      net.block#1.layer_norm#2/centered[i0, i1, i2] = net.block#1/x1[i0, i1, i2] - net.block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#2/var.1[i0, i1, i2] = net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 //	fill _net.block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += _net.block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..7:
@@ -2872,17 +2864,13 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	      net.block#2.layer_norm#1/centered[i0, i1, i2] = net/h1[i0, i1, i2] - net.block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#1/var.1[i0, i1, i2] = net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 //	fill _net.block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += _net.block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..7:
@@ -3032,17 +3020,13 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	      net.block#2.layer_norm#2/centered[i0, i1, i2] = net.block#2/x1[i0, i1, i2] - net.block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#2/var.1[i0, i1, i2] = net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 //	fill _net.block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += _net.block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..7:
@@ -3120,17 +3104,13 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..7:
@@ -3286,25 +3266,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		}
 	}
 
-	// _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1]
-				net_block_1_layer_norm_1_var_1Row := &scratch.net_block_1_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1Row[i2] = net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec4 := ocannlDecTrainLossPart3Records.Get()
 	rec4.scratch = scratch
@@ -3342,9 +3304,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta, with _net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3, with _net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3419,7 +3381,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -3427,7 +3389,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -3457,9 +3419,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3540,25 +3502,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		}
 	}
 
-	// _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1]
-				net_block_1_layer_norm_2_var_1Row := &scratch.net_block_1_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1Row[i2] = net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec16 := ocannlDecTrainLossPart15Records.Get()
 	rec16.scratch = scratch
@@ -3596,9 +3540,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta, with _net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3, with _net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3624,9 +3568,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b fused
 	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3699,25 +3643,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		}
 	}
 
-	// _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1]
-				net_block_2_layer_norm_1_var_1Row := &scratch.net_block_2_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1Row[i2] = net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec21 := ocannlDecTrainLossPart20Records.Get()
 	rec21.scratch = scratch
@@ -3755,9 +3681,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta, with _net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3, with _net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3832,7 +3758,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -3840,7 +3766,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -3870,9 +3796,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -3953,25 +3879,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		}
 	}
 
-	// _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1]
-				net_block_2_layer_norm_2_var_1Row := &scratch.net_block_2_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1Row[i2] = net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec33 := ocannlDecTrainLossPart32Records.Get()
 	rec33.scratch = scratch
@@ -4009,9 +3917,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta, with _net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3, with _net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -4037,9 +3945,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b fused
 	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -4112,25 +4020,7 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec38 := ocannlDecTrainLossPart37Records.Get()
 	rec38.scratch = scratch
@@ -4168,9 +4058,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap2AVX512(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap2AVX2(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -4250,9 +4140,9 @@ func ocannlDecTrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]float32,
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float32(0)
@@ -4282,7 +4172,6 @@ type ocannlDecTrainLossScratch struct {
 	net_block_1_layer_norm_1_mean_1         [8][16][1]float32
 	net_block_1_layer_norm_1_mean           [8][16][1]float32
 	net_block_1_layer_norm_1_centered       [8][16][64]float32
-	net_block_1_layer_norm_1_var_1          [8][16][64]float32
 	net_block_1_layer_norm_1_var_2          [8][16][1]float32
 	net_block_1_layer_norm_1_var            [8][16][1]float32
 	net_block_1_masked_attention_1_x_2      [8][16][1]float32
@@ -4304,7 +4193,6 @@ type ocannlDecTrainLossScratch struct {
 	net_block_1_layer_norm_2_mean_1         [8][16][1]float32
 	net_block_1_layer_norm_2_mean           [8][16][1]float32
 	net_block_1_layer_norm_2_centered       [8][16][64]float32
-	net_block_1_layer_norm_2_var_1          [8][16][64]float32
 	net_block_1_layer_norm_2_var_2          [8][16][1]float32
 	net_block_1_layer_norm_2_var            [8][16][1]float32
 	net_block_1_dense_1_x_2                 [8][16][1]float32
@@ -4317,7 +4205,6 @@ type ocannlDecTrainLossScratch struct {
 	net_block_2_layer_norm_1_mean_1         [8][16][1]float32
 	net_block_2_layer_norm_1_mean           [8][16][1]float32
 	net_block_2_layer_norm_1_centered       [8][16][64]float32
-	net_block_2_layer_norm_1_var_1          [8][16][64]float32
 	net_block_2_layer_norm_1_var_2          [8][16][1]float32
 	net_block_2_layer_norm_1_var            [8][16][1]float32
 	net_block_2_masked_attention_1_x_2      [8][16][1]float32
@@ -4339,7 +4226,6 @@ type ocannlDecTrainLossScratch struct {
 	net_block_2_layer_norm_2_mean_1         [8][16][1]float32
 	net_block_2_layer_norm_2_mean           [8][16][1]float32
 	net_block_2_layer_norm_2_centered       [8][16][64]float32
-	net_block_2_layer_norm_2_var_1          [8][16][64]float32
 	net_block_2_layer_norm_2_var_2          [8][16][1]float32
 	net_block_2_layer_norm_2_var            [8][16][1]float32
 	net_block_2_dense_1_x_2                 [8][16][1]float32
@@ -4352,7 +4238,6 @@ type ocannlDecTrainLossScratch struct {
 	net_layer_norm_1_mean_1                 [8][16][1]float32
 	net_layer_norm_1_mean                   [8][16][1]float32
 	net_layer_norm_1_centered               [8][16][64]float32
-	net_layer_norm_1_var_1                  [8][16][64]float32
 	net_layer_norm_1_var_2                  [8][16][1]float32
 	net_layer_norm_1_var                    [8][16][1]float32
 	net_linear_1_x_2                        [8][16][1]float32
@@ -4486,23 +4371,23 @@ type ocannlDecTrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecTrainLossPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_1_var_1Row2 := &scratch.net_block_1_layer_norm_1_var_1[i0][i1+2*j4]
+				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+2*j4]
 				acc3 := float32(0)
 				for i2 := range 64 {
-					acc3 += net_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_1_var_2[i0][i1+2*j4][0] = acc3
 			}
@@ -4686,13 +4571,13 @@ func (r10 *ocannlDecTrainLossPart8) Part(j9 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -4732,13 +4617,13 @@ func (r11 *ocannlDecTrainLossPart9) Part(j10 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else {
@@ -4774,13 +4659,13 @@ func (r12 *ocannlDecTrainLossPart10) Part(j11 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else {
@@ -4972,23 +4857,23 @@ type ocannlDecTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecTrainLossPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_2_var_1Row2 := &scratch.net_block_1_layer_norm_2_var_1[i0][i1+2*j16]
+				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+2*j16]
 				acc13 := float32(0)
 				for i2 := range 64 {
-					acc13 += net_block_1_layer_norm_2_var_1Row2[i2]
+					acc13 += net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_2_var_2[i0][i1+2*j16][0] = acc13
 			}
@@ -5083,9 +4968,9 @@ func (r21 *ocannlDecTrainLossPart18) Part(j19 int) {
 	pNetBlock1Linear1B, scratch := r21.pNetBlock1Linear1B, r21.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -5148,23 +5033,23 @@ type ocannlDecTrainLossPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecTrainLossPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_1_var_1Row2 := &scratch.net_block_2_layer_norm_1_var_1[i0][i1+2*j21]
+				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+2*j21]
 				acc17 := float32(0)
 				for i2 := range 64 {
-					acc17 += net_block_2_layer_norm_1_var_1Row2[i2]
+					acc17 += net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_1_var_2[i0][i1+2*j21][0] = acc17
 			}
@@ -5348,13 +5233,13 @@ func (r29 *ocannlDecTrainLossPart25) Part(j26 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -5394,13 +5279,13 @@ func (r30 *ocannlDecTrainLossPart26) Part(j27 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else {
@@ -5436,13 +5321,13 @@ func (r31 *ocannlDecTrainLossPart27) Part(j28 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else {
@@ -5634,23 +5519,23 @@ type ocannlDecTrainLossPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecTrainLossPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_2_var_1Row2 := &scratch.net_block_2_layer_norm_2_var_1[i0][i1+2*j33]
+				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+2*j33]
 				acc27 := float32(0)
 				for i2 := range 64 {
-					acc27 += net_block_2_layer_norm_2_var_1Row2[i2]
+					acc27 += net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_2_var_2[i0][i1+2*j33][0] = acc27
 			}
@@ -5745,9 +5630,9 @@ func (r40 *ocannlDecTrainLossPart35) Part(j36 int) {
 	pNetBlock2Linear1B, scratch := r40.pNetBlock2Linear1B, r40.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -5810,23 +5695,23 @@ type ocannlDecTrainLossPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecTrainLossPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0][i1+2*j38]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+2*j38]
 				acc31 := float32(0)
 				for i2 := range 64 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0][i1+2*j38][0] = acc31
 			}
@@ -5885,9 +5770,9 @@ func (r44 *ocannlDecTrainLossPart39) Part(j40 int) {
 	pNetLinear1B, scratch := r44.pNetLinear1B, r44.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -5915,9 +5800,9 @@ func (r45 *ocannlDecTrainLossPart40) Part(j41 int) {
 	scratch := r45.scratch
 	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -5947,9 +5832,9 @@ func (r46 *ocannlDecTrainLossPart41) Part(j42 int) {
 	scratch := r46.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -5978,9 +5863,9 @@ func (r47 *ocannlDecTrainLossPart42) Part(j43 int) {
 	scratch := r47.scratch
 	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -6008,9 +5893,9 @@ func (r48 *ocannlDecTrainLossPart43) Part(j44 int) {
 	scratch := r48.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -6040,7 +5925,7 @@ func (r49 *ocannlDecTrainLossPart44) Part(j45 int) {
 	scratch := r49.scratch
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
 	} else {
 		for i0 := range 1 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j45]
@@ -6067,9 +5952,9 @@ func (r50 *ocannlDecTrainLossPart45) Part(j46 int) {
 	targets, scratch := r50.targets, r50.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -6105,7 +5990,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_dim_d.1: 1 (dim, constant)
 //	net.block#1.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_mean)
 //	net.block#1.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_centered)
-//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_var_1)
+//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var_2)
 //	_dim_d.2: 1 (dim, constant)
 //	net.block#1.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var)
@@ -6142,7 +6027,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_dim_d.4: 1 (dim, constant)
 //	net.block#1.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_mean)
 //	net.block#1.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_centered)
-//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_var_1)
+//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.block#1.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var)
@@ -6157,7 +6042,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#1.dense#1.w: 64 -> 128 (param, parameter pNetBlock1Dense1W)
 //	_net.block#1.linear#1/x.1: 8,16 | 128 (let, local, in scratch field net_block_1_linear_1_x_1)
 //	net.block#1.dense#1.b: 128 (param, parameter pNetBlock1Dense1B)
-//	_net.block#1.linear#1/x.2: 8,16 | 128 (let, local, in scratch field net_block_1_linear_1_x_2)
+//	_net.block#1.linear#1/x.2: 8,16 | 128 (let, local)
 //	net.block#1.linear#1/x: 8,16 | 128 (let, local, in scratch field net_block_1_linear_1_x)
 //	net.block#1.linear#1.w: 128 -> 64 (param, parameter pNetBlock1Linear1W)
 //	_net/h1.1: 8,16 | 64 (let, local, in scratch field net_h1_1)
@@ -6168,7 +6053,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_dim_d.6: 1 (dim, constant)
 //	net.block#2.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_mean)
 //	net.block#2.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_centered)
-//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_var_1)
+//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var_2)
 //	_dim_d.7: 1 (dim, constant)
 //	net.block#2.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var)
@@ -6205,7 +6090,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_dim_d.9: 1 (dim, constant)
 //	net.block#2.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_mean)
 //	net.block#2.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_centered)
-//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_var_1)
+//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var_2)
 //	_dim_d.10: 1 (dim, constant)
 //	net.block#2.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var)
@@ -6220,7 +6105,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#2.dense#1.w: 64 -> 128 (param, parameter pNetBlock2Dense1W)
 //	_net.block#2.linear#1/x.1: 8,16 | 128 (let, local, in scratch field net_block_2_linear_1_x_1)
 //	net.block#2.dense#1.b: 128 (param, parameter pNetBlock2Dense1B)
-//	_net.block#2.linear#1/x.2: 8,16 | 128 (let, local, in scratch field net_block_2_linear_1_x_2)
+//	_net.block#2.linear#1/x.2: 8,16 | 128 (let, local)
 //	net.block#2.linear#1/x: 8,16 | 128 (let, local, in scratch field net_block_2_linear_1_x)
 //	net.block#2.linear#1.w: 128 -> 64 (param, parameter pNetBlock2Linear1W)
 //	_net/h2.1: 8,16 | 64 (let, local, in scratch field net_h2_1)
@@ -6231,7 +6116,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_dim_d.11: 1 (dim, constant)
 //	net.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.12: 1 (dim, constant)
 //	net.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -6282,7 +6167,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#1.masked_attention#1.w_v.grad: [4 16 64] (let, output parameter gNetBlock1MaskedAttention1WV)
 //	net.block#1.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_v_grad)
 //	_net.block#1.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_1_grad)
-//	net.block#1.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_grad)
+//	net.block#1.masked_attention#1/scores.grad: [8 16 4 16] (let, local)
 //	net.block#1.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#1.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_1_masked_attention_1_m_grad)
 //	_net.block#1.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ex_1_grad)
@@ -6336,7 +6221,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	net.block#2.masked_attention#1.w_v.grad: [4 16 64] (let, output parameter gNetBlock2MaskedAttention1WV)
 //	net.block#2.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_v_grad)
 //	_net.block#2.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_1_grad)
-//	net.block#2.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_grad)
+//	net.block#2.masked_attention#1/scores.grad: [8 16 4 16] (let, local)
 //	net.block#2.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#2.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_2_masked_attention_1_m_grad)
 //	_net.block#2.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ex_1_grad)
@@ -6389,11 +6274,11 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	train.cross_entropy#1/logits.grad: [8 16 32] (let, local)
 //	train.cross_entropy#1/m.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [8 16 32] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [8 16 32] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [8 16 32] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [8 16 32] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -6504,17 +6389,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      net.block#1.layer_norm#1/centered[i0, i1, i2] = net/h0[i0, i1, i2] - net.block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#1/var.1[i0, i1, i2] = net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 //	fill _net.block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += _net.block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..7:
@@ -6668,17 +6549,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      net.block#1.layer_norm#2/centered[i0, i1, i2] = net.block#1/x1[i0, i1, i2] - net.block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#2/var.1[i0, i1, i2] = net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 //	fill _net.block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += _net.block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..7:
@@ -6718,16 +6595,12 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	        _net.block#1.linear#1/x.1[i0, i1, i2] += net.block#1.dense#1.w[i2, i3] * net.block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..127:
-//	      _net.block#1.linear#1/x.2[i0, i1, i2] = _net.block#1.linear#1/x.1[i0, i1, i2] + net.block#1.dense#1.b[i2]
 //
-//	# net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2
+//	# net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      net.block#1.linear#1/x[i0, i1, i2] = relu(_net.block#1.linear#1/x.2[i0, i1, i2])
+//	      net.block#1.linear#1/x[i0, i1, i2] = relu(_net.block#1.linear#1/x.1[i0, i1, i2] + net.block#1.dense#1.b[i2])
 //
 //	# _net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
 //	fill _net/h1.1 with 0
@@ -6764,17 +6637,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      net.block#2.layer_norm#1/centered[i0, i1, i2] = net/h1[i0, i1, i2] - net.block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#1/var.1[i0, i1, i2] = net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 //	fill _net.block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += _net.block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..7:
@@ -6928,17 +6797,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      net.block#2.layer_norm#2/centered[i0, i1, i2] = net.block#2/x1[i0, i1, i2] - net.block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#2/var.1[i0, i1, i2] = net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 //	fill _net.block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += _net.block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..7:
@@ -6978,16 +6843,12 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	        _net.block#2.linear#1/x.1[i0, i1, i2] += net.block#2.dense#1.w[i2, i3] * net.block#2.dense#1/x[i0, i1, i3]
 //
 //	# _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..127:
-//	      _net.block#2.linear#1/x.2[i0, i1, i2] = _net.block#2.linear#1/x.1[i0, i1, i2] + net.block#2.dense#1.b[i2]
 //
-//	# net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2
+//	# net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      net.block#2.linear#1/x[i0, i1, i2] = relu(_net.block#2.linear#1/x.2[i0, i1, i2])
+//	      net.block#2.linear#1/x[i0, i1, i2] = relu(_net.block#2.linear#1/x.1[i0, i1, i2] + net.block#2.dense#1.b[i2])
 //
 //	# _net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
 //	fill _net/h2.1 with 0
@@ -7024,17 +6885,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..7:
@@ -7153,7 +7010,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#1.masked_attention#1.w_v.grad with 0
 //	fill net.block#1.masked_attention#1/v.grad with 0
 //	fill _net.block#1.masked_attention#1/scores.1.grad with 0
-//	fill net.block#1.masked_attention#1/scores.grad with 0
 //	fill net.block#1.masked_attention#1/m.grad with 0
 //	fill _net.block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.block#1.masked_attention#1/ex.grad with 0
@@ -7198,7 +7054,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.block#2.masked_attention#1.w_v.grad with 0
 //	fill net.block#2.masked_attention#1/v.grad with 0
 //	fill _net.block#2.masked_attention#1/scores.1.grad with 0
-//	fill net.block#2.masked_attention#1/scores.grad with 0
 //	fill net.block#2.masked_attention#1/m.grad with 0
 //	fill _net.block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.block#2.masked_attention#1/ex.grad with 0
@@ -7239,11 +7094,9 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -7258,16 +7111,12 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
 //	# backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[0]
 //
-//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * (_train.2.grad[0] + 0)
 //
 //	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -7283,16 +7132,12 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
 //	# backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      _train.cross_entropy#1/logp.1.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0]
 //
-//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += (_train.cross_entropy#1/logp.2.grad[i0, i1, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -7449,11 +7294,11 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      for i3 in 0..127:
 //	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
+//	# backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.block#2.linear#1/x.2[i0, i1, i2], net.block#2.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.block#2.linear#1/x[i0, i1, i2], net.block#2.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad (the copy elided: _net.block#2.linear#1/x.1.grad reads _net.block#2.linear#1/x.2.grad)
 //
@@ -7656,18 +7501,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@63[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
+//	# backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        _net.block#2.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] / _net.block#2.masked_attention#1/scores.2[0]
+//	        _net.block#2.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.block#2.masked_attention#1/scores.2[0]
 //
 //	# backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/q.grad
 //	for i0 in 0..7:
@@ -7847,11 +7687,11 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	      for i3 in 0..127:
 //	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
+//	# backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.block#1.linear#1/x.2[i0, i1, i2], net.block#1.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.block#1.linear#1/x[i0, i1, i2], net.block#1.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad (the copy elided: _net.block#1.linear#1/x.1.grad reads _net.block#1.linear#1/x.2.grad)
 //
@@ -8054,18 +7894,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
+//	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad, with backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        _net.block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] / _net.block#1.masked_attention#1/scores.2[0]
+//	        _net.block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.block#1.masked_attention#1/scores.2[0]
 //
 //	# backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/q.grad
 //	for i0 in 0..7:
@@ -8308,25 +8143,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1]
-				net_block_1_layer_norm_1_var_1Row := &scratch.net_block_1_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1Row[i2] = net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec4 := ocannlDecBackwardPart3Records.Get()
 	rec4.scratch = scratch
@@ -8346,9 +8163,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// _net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8382,9 +8199,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta, with _net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8459,7 +8276,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -8467,7 +8284,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -8497,9 +8314,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8580,25 +8397,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1]
-				net_block_1_layer_norm_2_var_1Row := &scratch.net_block_1_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1Row[i2] = net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec16 := ocannlDecBackwardPart15Records.Get()
 	rec16.scratch = scratch
@@ -8618,9 +8417,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// _net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8654,9 +8453,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta, with _net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8679,37 +8478,19 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	*rec17 = ocannlDecBackwardPart16{}
 	ocannlDecBackwardPart16Records.Put(rec17)
 
-	// _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b
-	// float32 pointwise kernel over 128 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b fused
+	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1]
-				net_block_1_linear_1_x_2Row := &scratch.net_block_1_linear_1_x_2[i0][i1]
-				for i2 := range 128 {
-					net_block_1_linear_1_x_2Row[i2] = net_block_1_linear_1_x_1Row[i2] + pNetBlock1Dense1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_linear_1_x_2Row2 := &scratch.net_block_1_linear_1_x_2[i0][i1]
 				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1]
 				for i2 := range 128 {
-					r19 := net_block_1_linear_1_x_2Row2[i2]
+					r19 := net_block_1_linear_1_x_1Row[i2] + pNetBlock1Dense1B[i2]
 					if !(r19 > 0) {
 						r19 = 0
 					}
@@ -8775,25 +8556,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1]
-				net_block_2_layer_norm_1_var_1Row := &scratch.net_block_2_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1Row[i2] = net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec21 := ocannlDecBackwardPart20Records.Get()
 	rec21.scratch = scratch
@@ -8813,9 +8576,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// _net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8849,9 +8612,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta, with _net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -8926,7 +8689,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -8934,7 +8697,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -8964,9 +8727,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9047,25 +8810,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1]
-				net_block_2_layer_norm_2_var_1Row := &scratch.net_block_2_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1Row[i2] = net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec33 := ocannlDecBackwardPart32Records.Get()
 	rec33.scratch = scratch
@@ -9085,9 +8830,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// _net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9121,9 +8866,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta, with _net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9146,37 +8891,19 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	*rec34 = ocannlDecBackwardPart33{}
 	ocannlDecBackwardPart33Records.Put(rec34)
 
-	// _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b
-	// float32 pointwise kernel over 128 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b fused
+	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1]
-				net_block_2_linear_1_x_2Row := &scratch.net_block_2_linear_1_x_2[i0][i1]
-				for i2 := range 128 {
-					net_block_2_linear_1_x_2Row[i2] = net_block_2_linear_1_x_1Row[i2] + pNetBlock2Dense1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_2Row2 := &scratch.net_block_2_linear_1_x_2[i0][i1]
 				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1]
 				for i2 := range 128 {
-					r38 := net_block_2_linear_1_x_2Row2[i2]
+					r38 := net_block_2_linear_1_x_1Row[i2] + pNetBlock2Dense1B[i2]
 					if !(r38 > 0) {
 						r38 = 0
 					}
@@ -9242,25 +8969,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec38 := ocannlDecBackwardPart37Records.Get()
 	rec38.scratch = scratch
@@ -9280,9 +8989,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9316,9 +9025,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap14AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap14AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9398,9 +9107,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float32(0)
@@ -9487,40 +9196,21 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 109 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
-	// backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [8][16][32]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_1_gradRow := &scratch.train_1_grad[i0][i1]
-				for i2 := range 32 {
-					train_1_gradRow[i2] += train_2_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
+		v := scratch.train_2_grad[0] + 0
 		for i0 := range 8 {
 			for i1 := range 16 {
 				targetsRow2 := &targets[i0][i1]
-				train_1_gradRow2 := &scratch.train_1_grad[i0][i1]
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * v
 				}
 			}
 		}
@@ -9529,9 +9219,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9556,39 +9246,20 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+	// float32 pointwise kernel over 128 rows of 32 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap16AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
-				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-				for i2 := range 32 {
-					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 4096 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
-				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
+				v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0] + 0
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += v2 * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -9597,9 +9268,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9624,9 +9295,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
 	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+		ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+		ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9653,9 +9324,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 32 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap17AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap17AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9680,9 +9351,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce9AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce9AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -9883,9 +9554,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 88 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -9945,22 +9616,22 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	*rec61 = ocannlDecBackwardPart60{}
 	ocannlDecBackwardPart60Records.Put(rec61)
 
-	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
+	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
+		ocannlMap23AVX512(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
+		ocannlMap23AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
 		for i0 := range 8 {
 			for i1 := range 16 {
-				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1]
+				net_block_2_linear_1_xRow4 := &scratch.net_block_2_linear_1_x[i0][i1]
 				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1]
 				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1]
 				for i2 := range 128 {
 					var r70 float32
-					if 0 < net_block_2_linear_1_x_2Row3[i2] {
+					if 0 < net_block_2_linear_1_xRow4[i2] {
 						r70 = 1
 					}
 					r71 := float32(0)
@@ -10171,9 +9842,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 71 (_net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1): g1 =+ g; g1 is net.block#2/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -10254,9 +9925,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -10274,9 +9945,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -10298,9 +9969,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
 		for j93 := range 8 {
 			for j94 := range 16 {
@@ -10332,9 +10003,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -10358,52 +10029,31 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
-	} else {
-		scratch.net_block_2_masked_attention_1_scores_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				maskRow3 := &mask[i1]
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 16 {
-						r98 := float32(0)
-						if maskRow3[i3] != 0 {
-							r98 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_2_masked_attention_1_scores_gradRow[i3] += r98
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
 		for i0 := range 8 {
 			for i1 := range 16 {
+				maskRow3 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_scores_gradRow2 := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_scores_1_gradRow[i3] += net_block_2_masked_attention_1_scores_gradRow2[i3] / net_block_2_masked_attention_1_scores_2V2
+						r98 := float32(0)
+						if maskRow3[i3] != 0 {
+							r98 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r98 + 0) / net_block_2_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -10653,9 +10303,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 45 (_net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -10715,22 +10365,22 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	*rec105 = ocannlDecBackwardPart104{}
 	ocannlDecBackwardPart104Records.Put(rec105)
 
-	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
+	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
+		ocannlMap23AVX512(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
+		ocannlMap23AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
 		for i0 := range 8 {
 			for i1 := range 16 {
-				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1]
+				net_block_1_linear_1_xRow4 := &scratch.net_block_1_linear_1_x[i0][i1]
 				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1]
 				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1]
 				for i2 := range 128 {
 					var r121 float32
-					if 0 < net_block_1_linear_1_x_2Row3[i2] {
+					if 0 < net_block_1_linear_1_xRow4[i2] {
 						r121 = 1
 					}
 					r122 := float32(0)
@@ -10941,9 +10591,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 28 (_net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1): g1 =+ g; g1 is net.block#1/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -11024,9 +10674,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -11044,9 +10694,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -11068,9 +10718,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j146 := range 8 {
 			for j147 := range 16 {
@@ -11102,9 +10752,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -11128,52 +10778,31 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad, with backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
-	} else {
-		scratch.net_block_1_masked_attention_1_scores_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				maskRow4 := &mask[i1]
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 16 {
-						r149 := float32(0)
-						if maskRow4[i3] != 0 {
-							r149 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_1_masked_attention_1_scores_gradRow[i3] += r149
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
 		for i0 := range 8 {
 			for i1 := range 16 {
+				maskRow4 := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_scores_gradRow2 := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_scores_1_gradRow[i3] += net_block_1_masked_attention_1_scores_gradRow2[i3] / net_block_1_masked_attention_1_scores_2V2
+						r149 := float32(0)
+						if maskRow4[i3] != 0 {
+							r149 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r149 + 0) / net_block_1_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -11423,9 +11052,9 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 2 (_net.block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0): g1 =+ g; g1 is net/h0.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -11469,7 +11098,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_layer_norm_1_mean_1              [8][16][1]float32
 	net_block_1_layer_norm_1_mean                [8][16][1]float32
 	net_block_1_layer_norm_1_centered            [8][16][64]float32
-	net_block_1_layer_norm_1_var_1               [8][16][64]float32
 	net_block_1_layer_norm_1_var_2               [8][16][1]float32
 	net_block_1_layer_norm_1_var                 [8][16][1]float32
 	net_block_1_masked_attention_1_x_1           [8][16][64]float32
@@ -11492,7 +11120,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_layer_norm_2_mean_1              [8][16][1]float32
 	net_block_1_layer_norm_2_mean                [8][16][1]float32
 	net_block_1_layer_norm_2_centered            [8][16][64]float32
-	net_block_1_layer_norm_2_var_1               [8][16][64]float32
 	net_block_1_layer_norm_2_var_2               [8][16][1]float32
 	net_block_1_layer_norm_2_var                 [8][16][1]float32
 	net_block_1_dense_1_x_1                      [8][16][64]float32
@@ -11500,14 +11127,12 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_dense_1_x_3                      [8][16][1]float32
 	net_block_1_dense_1_x                        [8][16][64]float32
 	net_block_1_linear_1_x_1                     [8][16][128]float32
-	net_block_1_linear_1_x_2                     [8][16][128]float32
 	net_block_1_linear_1_x                       [8][16][128]float32
 	net_h1_1                                     [8][16][64]float32
 	net_h1                                       [8][16][64]float32
 	net_block_2_layer_norm_1_mean_1              [8][16][1]float32
 	net_block_2_layer_norm_1_mean                [8][16][1]float32
 	net_block_2_layer_norm_1_centered            [8][16][64]float32
-	net_block_2_layer_norm_1_var_1               [8][16][64]float32
 	net_block_2_layer_norm_1_var_2               [8][16][1]float32
 	net_block_2_layer_norm_1_var                 [8][16][1]float32
 	net_block_2_masked_attention_1_x_1           [8][16][64]float32
@@ -11530,7 +11155,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_layer_norm_2_mean_1              [8][16][1]float32
 	net_block_2_layer_norm_2_mean                [8][16][1]float32
 	net_block_2_layer_norm_2_centered            [8][16][64]float32
-	net_block_2_layer_norm_2_var_1               [8][16][64]float32
 	net_block_2_layer_norm_2_var_2               [8][16][1]float32
 	net_block_2_layer_norm_2_var                 [8][16][1]float32
 	net_block_2_dense_1_x_1                      [8][16][64]float32
@@ -11538,14 +11162,12 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_dense_1_x_3                      [8][16][1]float32
 	net_block_2_dense_1_x                        [8][16][64]float32
 	net_block_2_linear_1_x_1                     [8][16][128]float32
-	net_block_2_linear_1_x_2                     [8][16][128]float32
 	net_block_2_linear_1_x                       [8][16][128]float32
 	net_h2_1                                     [8][16][64]float32
 	net_h2                                       [8][16][64]float32
 	net_layer_norm_1_mean_1                      [8][16][1]float32
 	net_layer_norm_1_mean                        [8][16][1]float32
 	net_layer_norm_1_centered                    [8][16][64]float32
-	net_layer_norm_1_var_1                       [8][16][64]float32
 	net_layer_norm_1_var_2                       [8][16][1]float32
 	net_layer_norm_1_var                         [8][16][1]float32
 	net_linear_1_x_1                             [8][16][64]float32
@@ -11574,7 +11196,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_masked_attention_1_k_grad        [8][16][4][16]float32
 	net_block_1_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_1_masked_attention_1_scores_1_grad [8][16][4][16]float32
-	net_block_1_masked_attention_1_scores_grad   [8][16][4][16]float32
 	net_block_1_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_1_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_1_masked_attention_1_ex_grad       [8][16][4][16]float32
@@ -11607,7 +11228,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_masked_attention_1_k_grad        [8][16][4][16]float32
 	net_block_2_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_2_masked_attention_1_scores_1_grad [8][16][4][16]float32
-	net_block_2_masked_attention_1_scores_grad   [8][16][4][16]float32
 	net_block_2_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_2_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_2_masked_attention_1_ex_grad       [8][16][4][16]float32
@@ -11637,11 +11257,9 @@ type ocannlDecBackwardScratch struct {
 	net_linear_1_x_3_grad                        [8][16][1]float32
 	net_linear_1_x_grad                          [8][16][64]float32
 	train_cross_entropy_1_m_grad                 [8][16][1]float32
-	train_cross_entropy_1_logp_1_grad            [8][16][32]float32
 	train_cross_entropy_1_logp_2_grad            [8][16][1]float32
 	train_cross_entropy_1_logp_3_grad            [8][16][1]float32
 	train_cross_entropy_1_logp_grad              [8][16][32]float32
-	train_1_grad                                 [8][16][32]float32
 	train_2_grad                                 [1]float32
 	ordinals_1                                   [32]float32
 	train_cross_entropy_1_m_argmax_101           [8][16][1]float32
@@ -11768,23 +11386,23 @@ type ocannlDecBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecBackwardPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_1_var_1Row2 := &scratch.net_block_1_layer_norm_1_var_1[i0][i1+2*j4]
+				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+2*j4]
 				acc3 := float32(0)
 				for i2 := range 64 {
-					acc3 += net_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_1_var_2[i0][i1+2*j4][0] = acc3
 			}
@@ -11968,13 +11586,13 @@ func (r10 *ocannlDecBackwardPart8) Part(j9 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -12014,13 +11632,13 @@ func (r11 *ocannlDecBackwardPart9) Part(j10 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else {
@@ -12056,13 +11674,13 @@ func (r12 *ocannlDecBackwardPart10) Part(j11 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else {
@@ -12254,23 +11872,23 @@ type ocannlDecBackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecBackwardPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_2_var_1Row2 := &scratch.net_block_1_layer_norm_2_var_1[i0][i1+2*j16]
+				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+2*j16]
 				acc13 := float32(0)
 				for i2 := range 64 {
-					acc13 += net_block_1_layer_norm_2_var_1Row2[i2]
+					acc13 += net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_2_var_2[i0][i1+2*j16][0] = acc13
 			}
@@ -12365,9 +11983,9 @@ func (r21 *ocannlDecBackwardPart18) Part(j19 int) {
 	pNetBlock1Linear1B, scratch := r21.pNetBlock1Linear1B, r21.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -12430,23 +12048,23 @@ type ocannlDecBackwardPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecBackwardPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_1_var_1Row2 := &scratch.net_block_2_layer_norm_1_var_1[i0][i1+2*j21]
+				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+2*j21]
 				acc17 := float32(0)
 				for i2 := range 64 {
-					acc17 += net_block_2_layer_norm_1_var_1Row2[i2]
+					acc17 += net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_1_var_2[i0][i1+2*j21][0] = acc17
 			}
@@ -12630,13 +12248,13 @@ func (r29 *ocannlDecBackwardPart25) Part(j26 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -12676,13 +12294,13 @@ func (r30 *ocannlDecBackwardPart26) Part(j27 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else {
@@ -12718,13 +12336,13 @@ func (r31 *ocannlDecBackwardPart27) Part(j28 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else {
@@ -12916,23 +12534,23 @@ type ocannlDecBackwardPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecBackwardPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_2_var_1Row2 := &scratch.net_block_2_layer_norm_2_var_1[i0][i1+2*j33]
+				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+2*j33]
 				acc27 := float32(0)
 				for i2 := range 64 {
-					acc27 += net_block_2_layer_norm_2_var_1Row2[i2]
+					acc27 += net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_2_var_2[i0][i1+2*j33][0] = acc27
 			}
@@ -13027,9 +12645,9 @@ func (r40 *ocannlDecBackwardPart35) Part(j36 int) {
 	pNetBlock2Linear1B, scratch := r40.pNetBlock2Linear1B, r40.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13092,23 +12710,23 @@ type ocannlDecBackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecBackwardPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0][i1+2*j38]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+2*j38]
 				acc31 := float32(0)
 				for i2 := range 64 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0][i1+2*j38][0] = acc31
 			}
@@ -13167,9 +12785,9 @@ func (r44 *ocannlDecBackwardPart39) Part(j40 int) {
 	pNetLinear1B, scratch := r44.pNetLinear1B, r44.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13197,9 +12815,9 @@ func (r45 *ocannlDecBackwardPart40) Part(j41 int) {
 	scratch := r45.scratch
 	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -13229,9 +12847,9 @@ func (r46 *ocannlDecBackwardPart41) Part(j42 int) {
 	scratch := r46.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13260,9 +12878,9 @@ func (r47 *ocannlDecBackwardPart42) Part(j43 int) {
 	scratch := r47.scratch
 	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13290,9 +12908,9 @@ func (r48 *ocannlDecBackwardPart43) Part(j44 int) {
 	scratch := r48.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -13322,7 +12940,7 @@ func (r49 *ocannlDecBackwardPart44) Part(j45 int) {
 	scratch := r49.scratch
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
 	} else {
 		for i0 := range 1 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j45]
@@ -13349,9 +12967,9 @@ func (r50 *ocannlDecBackwardPart45) Part(j46 int) {
 	targets, scratch := r50.targets, r50.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13464,9 +13082,9 @@ func (r57 *ocannlDecBackwardPart48) Part(j53 int) {
 	gNetLayerNorm1BetaPartial[j53] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
+		ocannlReduce10AVX512(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j53]
@@ -13503,9 +13121,9 @@ func (r58 *ocannlDecBackwardPart49) Part(j55 int) {
 	scratch := r58.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap18AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap18AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13535,11 +13153,11 @@ func (r59 *ocannlDecBackwardPart50) Part(j56 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
+			ocannlReduce11AVX512(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
+			ocannlReduce11AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -13547,10 +13165,10 @@ func (r59 *ocannlDecBackwardPart50) Part(j56 int) {
 			for i1 := range 2 {
 				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+2*j56]
 				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+2*j56]
-				v := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
+				v3 := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
 				acc44 := scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0]
 				for i2 := range 64 {
-					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v3))
 				}
 				scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0] = acc44
 			}
@@ -13574,9 +13192,9 @@ func (r60 *ocannlDecBackwardPart51) Part(j57 int) {
 	gNetLayerNorm1GammaPartial[j57] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
+		ocannlReduce12AVX512(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
+		ocannlReduce12AVX2(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j57]
@@ -13618,9 +13236,9 @@ func (r61 *ocannlDecBackwardPart52) Part(j59 int) {
 	pNetLayerNorm1Gamma, scratch := r61.pNetLayerNorm1Gamma, r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap19AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap19AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13669,9 +13287,9 @@ func (r63 *ocannlDecBackwardPart54) Part(j61 int) {
 	scratch := r63.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13699,9 +13317,9 @@ func (r64 *ocannlDecBackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13730,9 +13348,9 @@ func (r65 *ocannlDecBackwardPart56) Part(j63 int) {
 	scratch := r65.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -13762,11 +13380,11 @@ func (r66 *ocannlDecBackwardPart57) Part(j64 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -13799,9 +13417,9 @@ func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
 	gNetBlock2Linear1BPartial[j65] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j65]
@@ -13920,9 +13538,9 @@ func (r72 *ocannlDecBackwardPart61) Part(j69 int) {
 	gNetBlock2Dense1BPartial[j69] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
+		ocannlReduce14AVX512(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
+		ocannlReduce14AVX2(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j69]
@@ -14041,9 +13659,9 @@ func (r75 *ocannlDecBackwardPart64) Part(j73 int) {
 	gNetBlock2LayerNorm2BetaPartial[j73] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j73]
@@ -14080,9 +13698,9 @@ func (r76 *ocannlDecBackwardPart65) Part(j75 int) {
 	scratch := r76.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+		ocannlMap18AVX512(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+		ocannlMap18AVX2(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14112,11 +13730,11 @@ func (r77 *ocannlDecBackwardPart66) Part(j76 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
+			ocannlReduce11AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
+			ocannlReduce11AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14124,10 +13742,10 @@ func (r77 *ocannlDecBackwardPart66) Part(j76 int) {
 			for i1 := range 2 {
 				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j76]
 				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j76]
-				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0]
+				v4 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0]
 				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0]
 				for i2 := range 64 {
-					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
+					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v4))
 				}
 				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0] = acc56
 			}
@@ -14151,9 +13769,9 @@ func (r78 *ocannlDecBackwardPart67) Part(j77 int) {
 	gNetBlock2LayerNorm2GammaPartial[j77] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j77]
@@ -14195,9 +13813,9 @@ func (r79 *ocannlDecBackwardPart68) Part(j79 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r79.pNetBlock2LayerNorm2Gamma, r79.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14246,9 +13864,9 @@ func (r81 *ocannlDecBackwardPart70) Part(j81 int) {
 	scratch := r81.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14276,9 +13894,9 @@ func (r82 *ocannlDecBackwardPart71) Part(j82 int) {
 	scratch := r82.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14307,9 +13925,9 @@ func (r83 *ocannlDecBackwardPart72) Part(j83 int) {
 	scratch := r83.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14338,9 +13956,9 @@ func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14369,11 +13987,11 @@ func (r85 *ocannlDecBackwardPart74) Part(j85 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14571,9 +14189,9 @@ func (r90 *ocannlDecBackwardPart79) Part(j90 int) {
 	scratch := r90.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -14606,13 +14224,13 @@ func (r91 *ocannlDecBackwardPart80) Part(j91 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
 			}
 		}
 	} else {
@@ -14622,10 +14240,10 @@ func (r91 *ocannlDecBackwardPart80) Part(j91 int) {
 				for i2 := range 4 {
 					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j91][i2]
 					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j91][i2]
-					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0]
+					v5 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0]
 					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j91][i2][0]
 					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v5))
 					}
 					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j91][i2][0] = acc61
 				}
@@ -14650,13 +14268,13 @@ func (r92 *ocannlDecBackwardPart81) Part(j92 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
 			}
 		}
 	} else {
@@ -14692,13 +14310,13 @@ func (r95 *ocannlDecBackwardPart82) Part(j96 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -15093,9 +14711,9 @@ func (r107 *ocannlDecBackwardPart91) Part(j105 int) {
 	gNetBlock2LayerNorm1BetaPartial[j105] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j105]
@@ -15132,9 +14750,9 @@ func (r108 *ocannlDecBackwardPart92) Part(j107 int) {
 	scratch := r108.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
+		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
+		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15164,11 +14782,11 @@ func (r109 *ocannlDecBackwardPart93) Part(j108 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
+			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
+			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15176,10 +14794,10 @@ func (r109 *ocannlDecBackwardPart93) Part(j108 int) {
 			for i1 := range 2 {
 				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j108]
 				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j108]
-				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0]
+				v6 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0]
 				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j108][0]
 				for i2 := range 64 {
-					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
+					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v6))
 				}
 				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j108][0] = acc70
 			}
@@ -15203,9 +14821,9 @@ func (r110 *ocannlDecBackwardPart94) Part(j109 int) {
 	gNetBlock2LayerNorm1GammaPartial[j109] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j109]
@@ -15247,9 +14865,9 @@ func (r111 *ocannlDecBackwardPart95) Part(j111 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r111.pNetBlock2LayerNorm1Gamma, r111.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15298,9 +14916,9 @@ func (r113 *ocannlDecBackwardPart97) Part(j113 int) {
 	scratch := r113.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15328,9 +14946,9 @@ func (r114 *ocannlDecBackwardPart98) Part(j114 int) {
 	scratch := r114.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15359,9 +14977,9 @@ func (r115 *ocannlDecBackwardPart99) Part(j115 int) {
 	scratch := r115.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15390,9 +15008,9 @@ func (r116 *ocannlDecBackwardPart100) Part(j116 int) {
 	scratch := r116.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15421,11 +15039,11 @@ func (r117 *ocannlDecBackwardPart101) Part(j117 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15458,9 +15076,9 @@ func (r118 *ocannlDecBackwardPart102) Part(j118 int) {
 	gNetBlock1Linear1BPartial[j118] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
+		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
+		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j118]
@@ -15579,9 +15197,9 @@ func (r123 *ocannlDecBackwardPart105) Part(j122 int) {
 	gNetBlock1Dense1BPartial[j122] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
+		ocannlReduce14AVX512(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
+		ocannlReduce14AVX2(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j122]
@@ -15700,9 +15318,9 @@ func (r126 *ocannlDecBackwardPart108) Part(j126 int) {
 	gNetBlock1LayerNorm2BetaPartial[j126] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j126]
@@ -15739,9 +15357,9 @@ func (r127 *ocannlDecBackwardPart109) Part(j128 int) {
 	scratch := r127.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
+		ocannlMap18AVX512(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
+		ocannlMap18AVX2(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15771,11 +15389,11 @@ func (r128 *ocannlDecBackwardPart110) Part(j129 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
+			ocannlReduce11AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
+			ocannlReduce11AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15783,10 +15401,10 @@ func (r128 *ocannlDecBackwardPart110) Part(j129 int) {
 			for i1 := range 2 {
 				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j129]
 				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j129]
-				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0]
+				v7 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0]
 				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j129][0]
 				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
+					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v7))
 				}
 				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j129][0] = acc82
 			}
@@ -15810,9 +15428,9 @@ func (r129 *ocannlDecBackwardPart111) Part(j130 int) {
 	gNetBlock1LayerNorm2GammaPartial[j130] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j130]
@@ -15854,9 +15472,9 @@ func (r130 *ocannlDecBackwardPart112) Part(j132 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r130.pNetBlock1LayerNorm2Gamma, r130.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15905,9 +15523,9 @@ func (r132 *ocannlDecBackwardPart114) Part(j134 int) {
 	scratch := r132.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15935,9 +15553,9 @@ func (r133 *ocannlDecBackwardPart115) Part(j135 int) {
 	scratch := r133.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15966,9 +15584,9 @@ func (r134 *ocannlDecBackwardPart116) Part(j136 int) {
 	scratch := r134.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -15997,9 +15615,9 @@ func (r135 *ocannlDecBackwardPart117) Part(j137 int) {
 	scratch := r135.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -16028,11 +15646,11 @@ func (r136 *ocannlDecBackwardPart118) Part(j138 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16230,9 +15848,9 @@ func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
 	scratch := r141.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -16265,13 +15883,13 @@ func (r142 *ocannlDecBackwardPart124) Part(j144 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
 			}
 		}
 	} else {
@@ -16281,10 +15899,10 @@ func (r142 *ocannlDecBackwardPart124) Part(j144 int) {
 				for i2 := range 4 {
 					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j144][i2]
 					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j144][i2]
-					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0]
+					v8 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0]
 					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j144][i2][0]
 					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v8))
 					}
 					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j144][i2][0] = acc87
 				}
@@ -16309,13 +15927,13 @@ func (r143 *ocannlDecBackwardPart125) Part(j145 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
 			}
 		}
 	} else {
@@ -16351,13 +15969,13 @@ func (r146 *ocannlDecBackwardPart126) Part(j149 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -16752,9 +16370,9 @@ func (r158 *ocannlDecBackwardPart135) Part(j158 int) {
 	gNetBlock1LayerNorm1BetaPartial[j158] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j158]
@@ -16791,9 +16409,9 @@ func (r159 *ocannlDecBackwardPart136) Part(j160 int) {
 	scratch := r159.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
+		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
+		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -16823,11 +16441,11 @@ func (r160 *ocannlDecBackwardPart137) Part(j161 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
+			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
+			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16835,10 +16453,10 @@ func (r160 *ocannlDecBackwardPart137) Part(j161 int) {
 			for i1 := range 2 {
 				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j161]
 				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j161]
-				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0]
+				v9 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0]
 				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j161][0]
 				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
+					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v9))
 				}
 				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j161][0] = acc96
 			}
@@ -16862,9 +16480,9 @@ func (r161 *ocannlDecBackwardPart138) Part(j162 int) {
 	gNetBlock1LayerNorm1GammaPartial[j162] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j162]
@@ -16906,9 +16524,9 @@ func (r162 *ocannlDecBackwardPart139) Part(j164 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r162.pNetBlock1LayerNorm1Gamma, r162.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -16957,9 +16575,9 @@ func (r164 *ocannlDecBackwardPart141) Part(j166 int) {
 	scratch := r164.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -16987,9 +16605,9 @@ func (r165 *ocannlDecBackwardPart142) Part(j167 int) {
 	scratch := r165.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -17018,9 +16636,9 @@ func (r166 *ocannlDecBackwardPart143) Part(j168 int) {
 	scratch := r166.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -17049,9 +16667,9 @@ func (r167 *ocannlDecBackwardPart144) Part(j169 int) {
 	scratch := r167.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -17080,11 +16698,11 @@ func (r168 *ocannlDecBackwardPart145) Part(j170 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -17116,9 +16734,9 @@ func (r169 *ocannlDecBackwardPart146) Part(j171 int) {
 	gNetPos, scratch := r169.gNetPos, r169.scratch
 	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
+		ocannlReduce18AVX512(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
+		ocannlReduce18AVX2(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 2 {
@@ -17187,7 +16805,7 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	_dim_d.1: 1 (dim, constant)
 //	net.block#1.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_mean)
 //	net.block#1.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_centered)
-//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_var_1)
+//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var_2)
 //	_dim_d.2: 1 (dim, constant)
 //	net.block#1.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var)
@@ -17224,7 +16842,7 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	_dim_d.4: 1 (dim, constant)
 //	net.block#1.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_mean)
 //	net.block#1.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_centered)
-//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_var_1)
+//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.block#1.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var)
@@ -17250,7 +16868,7 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	_dim_d.6: 1 (dim, constant)
 //	net.block#2.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_mean)
 //	net.block#2.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_centered)
-//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_var_1)
+//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var_2)
 //	_dim_d.7: 1 (dim, constant)
 //	net.block#2.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var)
@@ -17287,7 +16905,7 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	_dim_d.9: 1 (dim, constant)
 //	net.block#2.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_mean)
 //	net.block#2.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_centered)
-//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_var_1)
+//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var_2)
 //	_dim_d.10: 1 (dim, constant)
 //	net.block#2.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var)
@@ -17313,7 +16931,7 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	_dim_d.11: 1 (dim, constant)
 //	net.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.12: 1 (dim, constant)
 //	net.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -17436,17 +17054,13 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	      net.block#1.layer_norm#1/centered[i0, i1, i2] = net/h0[i0, i1, i2] - net.block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#1/var.1[i0, i1, i2] = net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 //	fill _net.block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += _net.block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..7:
@@ -17596,17 +17210,13 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	      net.block#1.layer_norm#2/centered[i0, i1, i2] = net.block#1/x1[i0, i1, i2] - net.block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#2/var.1[i0, i1, i2] = net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 //	fill _net.block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += _net.block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..7:
@@ -17684,17 +17294,13 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	      net.block#2.layer_norm#1/centered[i0, i1, i2] = net/h1[i0, i1, i2] - net.block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#1/var.1[i0, i1, i2] = net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 //	fill _net.block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += _net.block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..7:
@@ -17844,17 +17450,13 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	      net.block#2.layer_norm#2/centered[i0, i1, i2] = net.block#2/x1[i0, i1, i2] - net.block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#2/var.1[i0, i1, i2] = net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 //	fill _net.block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += _net.block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..7:
@@ -17932,17 +17534,13 @@ var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..7:
@@ -18110,25 +17708,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		}
 	}
 
-	// _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1]
-				net_block_1_layer_norm_1_var_1Row := &scratch.net_block_1_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1Row[i2] = net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec4 := ocannlDecBF16TrainLossPart3Records.Get()
 	rec4.scratch = scratch
@@ -18166,9 +17746,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta, with _net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3, with _net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18279,7 +17859,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -18287,7 +17867,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -18317,9 +17897,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18412,25 +17992,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		}
 	}
 
-	// _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1]
-				net_block_1_layer_norm_2_var_1Row := &scratch.net_block_1_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1Row[i2] = net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec16 := ocannlDecBF16TrainLossPart15Records.Get()
 	rec16.scratch = scratch
@@ -18468,9 +18030,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta, with _net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3, with _net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18508,9 +18070,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b fused
 	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18595,25 +18157,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		}
 	}
 
-	// _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1]
-				net_block_2_layer_norm_1_var_1Row := &scratch.net_block_2_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1Row[i2] = net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec21 := ocannlDecBF16TrainLossPart20Records.Get()
 	rec21.scratch = scratch
@@ -18651,9 +18195,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta, with _net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3, with _net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18764,7 +18308,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -18772,7 +18316,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -18802,9 +18346,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18897,25 +18441,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		}
 	}
 
-	// _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1]
-				net_block_2_layer_norm_2_var_1Row := &scratch.net_block_2_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1Row[i2] = net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec33 := ocannlDecBF16TrainLossPart32Records.Get()
 	rec33.scratch = scratch
@@ -18953,9 +18479,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta, with _net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3, with _net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap2AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap2AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -18993,9 +18519,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b fused
 	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -19080,25 +18606,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec38 := ocannlDecBF16TrainLossPart37Records.Get()
 	rec38.scratch = scratch
@@ -19136,9 +18644,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap2AVX512(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap2AVX2(&scratch.net_linear_1_x[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -19230,9 +18738,9 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float32(0)
@@ -19262,7 +18770,6 @@ type ocannlDecBF16TrainLossScratch struct {
 	net_block_1_layer_norm_1_mean_1         [8][16][1]float32
 	net_block_1_layer_norm_1_mean           [8][16][1]float32
 	net_block_1_layer_norm_1_centered       [8][16][64]float32
-	net_block_1_layer_norm_1_var_1          [8][16][64]float32
 	net_block_1_layer_norm_1_var_2          [8][16][1]float32
 	net_block_1_layer_norm_1_var            [8][16][1]float32
 	net_block_1_masked_attention_1_x_2      [8][16][1]float32
@@ -19284,7 +18791,6 @@ type ocannlDecBF16TrainLossScratch struct {
 	net_block_1_layer_norm_2_mean_1         [8][16][1]float32
 	net_block_1_layer_norm_2_mean           [8][16][1]float32
 	net_block_1_layer_norm_2_centered       [8][16][64]float32
-	net_block_1_layer_norm_2_var_1          [8][16][64]float32
 	net_block_1_layer_norm_2_var_2          [8][16][1]float32
 	net_block_1_layer_norm_2_var            [8][16][1]float32
 	net_block_1_dense_1_x_2                 [8][16][1]float32
@@ -19297,7 +18803,6 @@ type ocannlDecBF16TrainLossScratch struct {
 	net_block_2_layer_norm_1_mean_1         [8][16][1]float32
 	net_block_2_layer_norm_1_mean           [8][16][1]float32
 	net_block_2_layer_norm_1_centered       [8][16][64]float32
-	net_block_2_layer_norm_1_var_1          [8][16][64]float32
 	net_block_2_layer_norm_1_var_2          [8][16][1]float32
 	net_block_2_layer_norm_1_var            [8][16][1]float32
 	net_block_2_masked_attention_1_x_2      [8][16][1]float32
@@ -19319,7 +18824,6 @@ type ocannlDecBF16TrainLossScratch struct {
 	net_block_2_layer_norm_2_mean_1         [8][16][1]float32
 	net_block_2_layer_norm_2_mean           [8][16][1]float32
 	net_block_2_layer_norm_2_centered       [8][16][64]float32
-	net_block_2_layer_norm_2_var_1          [8][16][64]float32
 	net_block_2_layer_norm_2_var_2          [8][16][1]float32
 	net_block_2_layer_norm_2_var            [8][16][1]float32
 	net_block_2_dense_1_x_2                 [8][16][1]float32
@@ -19332,7 +18836,6 @@ type ocannlDecBF16TrainLossScratch struct {
 	net_layer_norm_1_mean_1                 [8][16][1]float32
 	net_layer_norm_1_mean                   [8][16][1]float32
 	net_layer_norm_1_centered               [8][16][64]float32
-	net_layer_norm_1_var_1                  [8][16][64]float32
 	net_layer_norm_1_var_2                  [8][16][1]float32
 	net_layer_norm_1_var                    [8][16][1]float32
 	net_linear_1_x_2                        [8][16][1]float32
@@ -19475,23 +18978,23 @@ type ocannlDecBF16TrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecBF16TrainLossPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_1_var_1Row2 := &scratch.net_block_1_layer_norm_1_var_1[i0][i1+2*j4]
+				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+2*j4]
 				acc3 := float32(0)
 				for i2 := range 64 {
-					acc3 += net_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_1_var_2[i0][i1+2*j4][0] = acc3
 			}
@@ -19640,13 +19143,13 @@ func (r10 *ocannlDecBF16TrainLossPart8) Part(j9 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -19686,13 +19189,13 @@ func (r11 *ocannlDecBF16TrainLossPart9) Part(j10 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else {
@@ -19728,13 +19231,13 @@ func (r12 *ocannlDecBF16TrainLossPart10) Part(j11 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else {
@@ -19895,23 +19398,23 @@ type ocannlDecBF16TrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecBF16TrainLossPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_2_var_1Row2 := &scratch.net_block_1_layer_norm_2_var_1[i0][i1+2*j16]
+				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+2*j16]
 				acc13 := float32(0)
 				for i2 := range 64 {
-					acc13 += net_block_1_layer_norm_2_var_1Row2[i2]
+					acc13 += net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_2_var_2[i0][i1+2*j16][0] = acc13
 			}
@@ -19996,9 +19499,9 @@ func (r21 *ocannlDecBF16TrainLossPart18) Part(j19 int) {
 	pNetBlock1Linear1B, scratch := r21.pNetBlock1Linear1B, r21.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -20061,23 +19564,23 @@ type ocannlDecBF16TrainLossPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecBF16TrainLossPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_1_var_1Row2 := &scratch.net_block_2_layer_norm_1_var_1[i0][i1+2*j21]
+				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+2*j21]
 				acc17 := float32(0)
 				for i2 := range 64 {
-					acc17 += net_block_2_layer_norm_1_var_1Row2[i2]
+					acc17 += net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_1_var_2[i0][i1+2*j21][0] = acc17
 			}
@@ -20226,13 +19729,13 @@ func (r29 *ocannlDecBF16TrainLossPart25) Part(j26 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -20272,13 +19775,13 @@ func (r30 *ocannlDecBF16TrainLossPart26) Part(j27 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else {
@@ -20314,13 +19817,13 @@ func (r31 *ocannlDecBF16TrainLossPart27) Part(j28 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else {
@@ -20481,23 +19984,23 @@ type ocannlDecBF16TrainLossPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecBF16TrainLossPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_2_var_1Row2 := &scratch.net_block_2_layer_norm_2_var_1[i0][i1+2*j33]
+				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+2*j33]
 				acc27 := float32(0)
 				for i2 := range 64 {
-					acc27 += net_block_2_layer_norm_2_var_1Row2[i2]
+					acc27 += net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_2_var_2[i0][i1+2*j33][0] = acc27
 			}
@@ -20582,9 +20085,9 @@ func (r40 *ocannlDecBF16TrainLossPart35) Part(j36 int) {
 	pNetBlock2Linear1B, scratch := r40.pNetBlock2Linear1B, r40.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -20647,23 +20150,23 @@ type ocannlDecBF16TrainLossPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecBF16TrainLossPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0][i1+2*j38]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+2*j38]
 				acc31 := float32(0)
 				for i2 := range 64 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0][i1+2*j38][0] = acc31
 			}
@@ -20717,9 +20220,9 @@ func (r44 *ocannlDecBF16TrainLossPart39) Part(j40 int) {
 	pNetLinear1B, scratch := r44.pNetLinear1B, r44.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -20747,9 +20250,9 @@ func (r45 *ocannlDecBF16TrainLossPart40) Part(j41 int) {
 	scratch := r45.scratch
 	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -20779,9 +20282,9 @@ func (r46 *ocannlDecBF16TrainLossPart41) Part(j42 int) {
 	scratch := r46.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -20810,9 +20313,9 @@ func (r47 *ocannlDecBF16TrainLossPart42) Part(j43 int) {
 	scratch := r47.scratch
 	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -20840,9 +20343,9 @@ func (r48 *ocannlDecBF16TrainLossPart43) Part(j44 int) {
 	scratch := r48.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -20872,7 +20375,7 @@ func (r49 *ocannlDecBF16TrainLossPart44) Part(j45 int) {
 	scratch := r49.scratch
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
 	} else {
 		for i0 := range 1 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j45]
@@ -20899,9 +20402,9 @@ func (r50 *ocannlDecBF16TrainLossPart45) Part(j46 int) {
 	targets, scratch := r50.targets, r50.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -20937,7 +20440,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_dim_d.1: 1 (dim, constant)
 //	net.block#1.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_mean)
 //	net.block#1.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_centered)
-//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_1_var_1)
+//	_net.block#1.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var_2)
 //	_dim_d.2: 1 (dim, constant)
 //	net.block#1.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_1_var)
@@ -20974,7 +20477,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_dim_d.4: 1 (dim, constant)
 //	net.block#1.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_mean)
 //	net.block#1.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_centered)
-//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_1_layer_norm_2_var_1)
+//	_net.block#1.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#1.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.block#1.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_1_layer_norm_2_var)
@@ -20989,7 +20492,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#1.dense#1.w: 64 -> 128 (param, parameter pNetBlock1Dense1W)
 //	_net.block#1.linear#1/x.1: 8,16 | 128 (let, local, in scratch field net_block_1_linear_1_x_1)
 //	net.block#1.dense#1.b: 128 (param, parameter pNetBlock1Dense1B)
-//	_net.block#1.linear#1/x.2: 8,16 | 128 (let, local, in scratch field net_block_1_linear_1_x_2)
+//	_net.block#1.linear#1/x.2: 8,16 | 128 (let, local)
 //	net.block#1.linear#1/x: 8,16 | 128 (let, local, in scratch field net_block_1_linear_1_x)
 //	net.block#1.linear#1.w: 128 -> 64 (param, parameter pNetBlock1Linear1W)
 //	_net/h1.1: 8,16 | 64 (let, local, in scratch field net_h1_1)
@@ -21000,7 +20503,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_dim_d.6: 1 (dim, constant)
 //	net.block#2.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_mean)
 //	net.block#2.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_centered)
-//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_1_var_1)
+//	_net.block#2.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var_2)
 //	_dim_d.7: 1 (dim, constant)
 //	net.block#2.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_1_var)
@@ -21037,7 +20540,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_dim_d.9: 1 (dim, constant)
 //	net.block#2.layer_norm#2/mean: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_mean)
 //	net.block#2.layer_norm#2/centered: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_centered)
-//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local, in scratch field net_block_2_layer_norm_2_var_1)
+//	_net.block#2.layer_norm#2/var.1: 8,16 | 64 (let, local)
 //	_net.block#2.layer_norm#2/var.2: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var_2)
 //	_dim_d.10: 1 (dim, constant)
 //	net.block#2.layer_norm#2/var: 8,16 | 1 (let, local, in scratch field net_block_2_layer_norm_2_var)
@@ -21052,7 +20555,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#2.dense#1.w: 64 -> 128 (param, parameter pNetBlock2Dense1W)
 //	_net.block#2.linear#1/x.1: 8,16 | 128 (let, local, in scratch field net_block_2_linear_1_x_1)
 //	net.block#2.dense#1.b: 128 (param, parameter pNetBlock2Dense1B)
-//	_net.block#2.linear#1/x.2: 8,16 | 128 (let, local, in scratch field net_block_2_linear_1_x_2)
+//	_net.block#2.linear#1/x.2: 8,16 | 128 (let, local)
 //	net.block#2.linear#1/x: 8,16 | 128 (let, local, in scratch field net_block_2_linear_1_x)
 //	net.block#2.linear#1.w: 128 -> 64 (param, parameter pNetBlock2Linear1W)
 //	_net/h2.1: 8,16 | 64 (let, local, in scratch field net_h2_1)
@@ -21063,7 +20566,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_dim_d.11: 1 (dim, constant)
 //	net.layer_norm#1/mean: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 8,16 | 64 (let, local)
 //	_net.layer_norm#1/var.2: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.12: 1 (dim, constant)
 //	net.layer_norm#1/var: 8,16 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -21114,7 +20617,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#1.masked_attention#1.w_v.grad: [4 16 64] (let, output parameter gNetBlock1MaskedAttention1WV)
 //	net.block#1.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_v_grad)
 //	_net.block#1.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_1_grad)
-//	net.block#1.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_scores_grad)
+//	net.block#1.masked_attention#1/scores.grad: [8 16 4 16] (let, local)
 //	net.block#1.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#1.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_1_masked_attention_1_m_grad)
 //	_net.block#1.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_1_masked_attention_1_ex_1_grad)
@@ -21168,7 +20671,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	net.block#2.masked_attention#1.w_v.grad: [4 16 64] (let, output parameter gNetBlock2MaskedAttention1WV)
 //	net.block#2.masked_attention#1/v.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_v_grad)
 //	_net.block#2.masked_attention#1/scores.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_1_grad)
-//	net.block#2.masked_attention#1/scores.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_scores_grad)
+//	net.block#2.masked_attention#1/scores.grad: [8 16 4 16] (let, local)
 //	net.block#2.masked_attention#1/masked.grad: [8 16 4 16] (let, local)
 //	net.block#2.masked_attention#1/m.grad: [8 16 4 1] (let, local, in scratch field net_block_2_masked_attention_1_m_grad)
 //	_net.block#2.masked_attention#1/ex.1.grad: [8 16 4 16] (let, local, in scratch field net_block_2_masked_attention_1_ex_1_grad)
@@ -21221,11 +20724,11 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	train.cross_entropy#1/logits.grad: [8 16 32] (let, local)
 //	train.cross_entropy#1/m.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [8 16 32] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [8 16 32] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [8 16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [8 16 32] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [8 16 32] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [8 16 32] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -21336,17 +20839,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      net.block#1.layer_norm#1/centered[i0, i1, i2] = net/h0[i0, i1, i2] - net.block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#1/var.1[i0, i1, i2] = net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+//	# _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 //	fill _net.block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += _net.block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#1/var.2[i0, i1, 0] += net.block#1.layer_norm#1/centered[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..7:
@@ -21500,17 +20999,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      net.block#1.layer_norm#2/centered[i0, i1, i2] = net.block#1/x1[i0, i1, i2] - net.block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#2/var.1[i0, i1, i2] = net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+//	# _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 //	fill _net.block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += _net.block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#1.layer_norm#2/var.2[i0, i1, 0] += net.block#1.layer_norm#2/centered[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..7:
@@ -21550,16 +21045,12 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	        _net.block#1.linear#1/x.1[i0, i1, i2] += net.block#1.dense#1.w[i2, i3] * net.block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..127:
-//	      _net.block#1.linear#1/x.2[i0, i1, i2] = _net.block#1.linear#1/x.1[i0, i1, i2] + net.block#1.dense#1.b[i2]
 //
-//	# net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2
+//	# net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      net.block#1.linear#1/x[i0, i1, i2] = relu(_net.block#1.linear#1/x.2[i0, i1, i2])
+//	      net.block#1.linear#1/x[i0, i1, i2] = relu(_net.block#1.linear#1/x.1[i0, i1, i2] + net.block#1.dense#1.b[i2])
 //
 //	# _net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
 //	fill _net/h1.1 with 0
@@ -21596,17 +21087,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      net.block#2.layer_norm#1/centered[i0, i1, i2] = net/h1[i0, i1, i2] - net.block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#1/var.1[i0, i1, i2] = net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+//	# _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 //	fill _net.block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += _net.block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#1/var.2[i0, i1, 0] += net.block#2.layer_norm#1/centered[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..7:
@@ -21760,17 +21247,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      net.block#2.layer_norm#2/centered[i0, i1, i2] = net.block#2/x1[i0, i1, i2] - net.block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#2/var.1[i0, i1, i2] = net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+//	# _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 //	fill _net.block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += _net.block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.block#2.layer_norm#2/var.2[i0, i1, 0] += net.block#2.layer_norm#2/centered[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..7:
@@ -21810,16 +21293,12 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	        _net.block#2.linear#1/x.1[i0, i1, i2] += net.block#2.dense#1.w[i2, i3] * net.block#2.dense#1/x[i0, i1, i3]
 //
 //	# _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..127:
-//	      _net.block#2.linear#1/x.2[i0, i1, i2] = _net.block#2.linear#1/x.1[i0, i1, i2] + net.block#2.dense#1.b[i2]
 //
-//	# net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2
+//	# net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      net.block#2.linear#1/x[i0, i1, i2] = relu(_net.block#2.linear#1/x.2[i0, i1, i2])
+//	      net.block#2.linear#1/x[i0, i1, i2] = relu(_net.block#2.linear#1/x.1[i0, i1, i2] + net.block#2.dense#1.b[i2])
 //
 //	# _net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
 //	fill _net/h2.1 with 0
@@ -21856,17 +21335,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..7:
@@ -21985,7 +21460,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#1.masked_attention#1.w_v.grad with 0
 //	fill net.block#1.masked_attention#1/v.grad with 0
 //	fill _net.block#1.masked_attention#1/scores.1.grad with 0
-//	fill net.block#1.masked_attention#1/scores.grad with 0
 //	fill net.block#1.masked_attention#1/m.grad with 0
 //	fill _net.block#1.masked_attention#1/ex.1.grad with 0
 //	fill net.block#1.masked_attention#1/ex.grad with 0
@@ -22030,7 +21504,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.block#2.masked_attention#1.w_v.grad with 0
 //	fill net.block#2.masked_attention#1/v.grad with 0
 //	fill _net.block#2.masked_attention#1/scores.1.grad with 0
-//	fill net.block#2.masked_attention#1/scores.grad with 0
 //	fill net.block#2.masked_attention#1/m.grad with 0
 //	fill _net.block#2.masked_attention#1/ex.1.grad with 0
 //	fill net.block#2.masked_attention#1/ex.grad with 0
@@ -22071,11 +21544,9 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -22090,16 +21561,12 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
 //	# backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[0]
 //
-//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * (_train.2.grad[0] + 0)
 //
 //	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -22115,16 +21582,12 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
 //	# backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..31:
-//	      _train.cross_entropy#1/logp.1.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0]
 //
-//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += (_train.cross_entropy#1/logp.2.grad[i0, i1, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -22281,11 +21744,11 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      for i3 in 0..127:
 //	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
+//	# backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.block#2.linear#1/x.2[i0, i1, i2], net.block#2.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.block#2.linear#1/x[i0, i1, i2], net.block#2.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad (the copy elided: _net.block#2.linear#1/x.1.grad reads _net.block#2.linear#1/x.2.grad)
 //
@@ -22488,18 +21951,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	        _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#2.masked_attention#1/m.argmax@63[i0, i1, i2, 0], net.block#2.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
+//	# backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        _net.block#2.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += net.block#2.masked_attention#1/scores.grad[i0, i1, i2, i3] / _net.block#2.masked_attention#1/scores.2[0]
+//	        _net.block#2.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i1, i3], _net.block#2.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.block#2.masked_attention#1/scores.2[0]
 //
 //	# backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/q.grad
 //	for i0 in 0..7:
@@ -22679,11 +22137,11 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	      for i3 in 0..127:
 //	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
+//	# backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..127:
-//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.block#1.linear#1/x.2[i0, i1, i2], net.block#1.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.block#1.linear#1/x[i0, i1, i2], net.block#1.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad (the copy elided: _net.block#1.linear#1/x.1.grad reads _net.block#1.linear#1/x.2.grad)
 //
@@ -22886,18 +22344,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	        _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3] += where(_ordinals.2[i3] == net.block#1.masked_attention#1/m.argmax@20[i0, i1, i2, 0], net.block#1.masked_attention#1/m.grad[i0, i1, i2, 0], 0)
 //
 //	# backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..3:
-//	      for i3 in 0..15:
-//	        net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] += where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
+//	# backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad, with backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..3:
 //	      for i3 in 0..15:
-//	        _net.block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += net.block#1.masked_attention#1/scores.grad[i0, i1, i2, i3] / _net.block#1.masked_attention#1/scores.2[0]
+//	        _net.block#1.masked_attention#1/scores.1.grad[i0, i1, i2, i3] += (where(mask[i1, i3], _net.block#1.masked_attention#1/ex.1.grad[i0, i1, i2, i3], 0) + 0) / _net.block#1.masked_attention#1/scores.2[0]
 //
 //	# backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/q.grad
 //	for i0 in 0..7:
@@ -23152,25 +22605,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_1_var_1[0][0][0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1]
-				net_block_1_layer_norm_1_var_1Row := &scratch.net_block_1_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1Row[i2] = net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1
+	// _net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1, with _net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec4 := ocannlDecBF16BackwardPart3Records.Get()
 	rec4.scratch = scratch
@@ -23190,9 +22625,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// _net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_1_masked_attention_1_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23226,9 +22661,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta, with _net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_1_masked_attention_1_x[0][0][0], &scratch.net_block_1_masked_attention_1_x_1[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23339,7 +22774,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -23347,7 +22782,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_1_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -23377,9 +22812,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_1_masked_attention_1_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23472,25 +22907,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_1_layer_norm_2_var_1[0][0][0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1]
-				net_block_1_layer_norm_2_var_1Row := &scratch.net_block_1_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1Row[i2] = net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1
+	// _net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1, with _net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec16 := ocannlDecBF16BackwardPart15Records.Get()
 	rec16.scratch = scratch
@@ -23510,9 +22927,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// _net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_1_dense_1_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23546,9 +22963,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta, with _net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_1_dense_1_x[0][0][0], &scratch.net_block_1_dense_1_x_1[0][0][0], &scratch.net_block_1_dense_1_x_3[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23583,37 +23000,19 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	*rec17 = ocannlDecBF16BackwardPart16{}
 	ocannlDecBF16BackwardPart16Records.Put(rec17)
 
-	// _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b
-	// float32 pointwise kernel over 128 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2, with _net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b fused
+	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_1[0][0][0], &pNetBlock1Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1]
-				net_block_1_linear_1_x_2Row := &scratch.net_block_1_linear_1_x_2[i0][i1]
-				for i2 := range 128 {
-					net_block_1_linear_1_x_2Row[i2] = net_block_1_linear_1_x_1Row[i2] + pNetBlock1Dense1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_block_1_linear_1_x[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_linear_1_x_2Row2 := &scratch.net_block_1_linear_1_x_2[i0][i1]
 				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1]
 				for i2 := range 128 {
-					r19 := net_block_1_linear_1_x_2Row2[i2]
+					r19 := net_block_1_linear_1_x_1Row[i2] + pNetBlock1Dense1B[i2]
 					if !(r19 > 0) {
 						r19 = 0
 					}
@@ -23691,25 +23090,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_1_var_1[0][0][0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1]
-				net_block_2_layer_norm_1_var_1Row := &scratch.net_block_2_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1Row[i2] = net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1
+	// _net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1, with _net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec21 := ocannlDecBF16BackwardPart20Records.Get()
 	rec21.scratch = scratch
@@ -23729,9 +23110,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// _net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_2_masked_attention_1_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23765,9 +23146,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta, with _net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_2_masked_attention_1_x[0][0][0], &scratch.net_block_2_masked_attention_1_x_1[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -23878,7 +23259,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -23886,7 +23267,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		for i0 := range 8 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
+					ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_ex[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_masked[i0][i1][i2][0], &scratch.net_block_2_masked_attention_1_m[i0][i1][i2][0])
 				}
 			}
 		}
@@ -23916,9 +23297,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1
 	// float32 pointwise kernel over 512 rows of 16 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX512(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlMap5AVX2(&scratch.net_block_2_masked_attention_1_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24011,25 +23392,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_block_2_layer_norm_2_var_1[0][0][0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1]
-				net_block_2_layer_norm_2_var_1Row := &scratch.net_block_2_layer_norm_2_var_1[i0][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1Row[i2] = net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1
+	// _net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1, with _net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered fused
 	// 8 parts of i1 on the pool.
 	rec33 := ocannlDecBF16BackwardPart32Records.Get()
 	rec33.scratch = scratch
@@ -24049,9 +23412,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// _net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_block_2_dense_1_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24085,9 +23448,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta, with _net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap14AVX512(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap14AVX2(&scratch.net_block_2_dense_1_x[0][0][0], &scratch.net_block_2_dense_1_x_1[0][0][0], &scratch.net_block_2_dense_1_x_3[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24122,37 +23485,19 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	*rec34 = ocannlDecBF16BackwardPart33{}
 	ocannlDecBF16BackwardPart33Records.Put(rec34)
 
-	// _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b
-	// float32 pointwise kernel over 128 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2, with _net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b fused
+	// float32 pointwise kernel over 128 rows of 128 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
+		ocannlMap6AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_1[0][0][0], &pNetBlock2Dense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1]
-				net_block_2_linear_1_x_2Row := &scratch.net_block_2_linear_1_x_2[i0][i1]
-				for i2 := range 128 {
-					net_block_2_linear_1_x_2Row[i2] = net_block_2_linear_1_x_1Row[i2] + pNetBlock2Dense1B[i2]
-				}
-			}
-		}
-	}
-
-	// net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_block_2_linear_1_x[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_2Row2 := &scratch.net_block_2_linear_1_x_2[i0][i1]
 				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1]
 				for i2 := range 128 {
-					r38 := net_block_2_linear_1_x_2Row2[i2]
+					r38 := net_block_2_linear_1_x_1Row[i2] + pNetBlock2Dense1B[i2]
 					if !(r38 > 0) {
 						r38 = 0
 					}
@@ -24230,25 +23575,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i1 on the pool.
 	rec38 := ocannlDecBF16BackwardPart37Records.Get()
 	rec38.scratch = scratch
@@ -24268,9 +23595,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 128 rows of 64 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX512(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap13AVX2(&scratch.net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24304,9 +23631,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3 fused
 	// float32 pointwise kernel over 128 rows of 64 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap14AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap14AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &scratch.net_linear_1_x_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24398,9 +23725,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 4096 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float32(0)
@@ -24487,40 +23814,21 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 109 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
-	// backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [8][16][32]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_1_gradRow := &scratch.train_1_grad[i0][i1]
-				for i2 := range 32 {
-					train_1_gradRow[i2] += train_2_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
+		v := scratch.train_2_grad[0] + 0
 		for i0 := range 8 {
 			for i1 := range 16 {
 				targetsRow2 := &targets[i0][i1]
-				train_1_gradRow2 := &scratch.train_1_grad[i0][i1]
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * v
 				}
 			}
 		}
@@ -24529,9 +23837,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -24556,39 +23864,20 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+	// float32 pointwise kernel over 128 rows of 32 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap16AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
-	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
-				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-				for i2 := range 32 {
-					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 4096 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
-				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
+				v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0] + 0
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += v2 * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -24597,9 +23886,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 32 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -24624,9 +23913,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
 	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+		ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+		ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -24653,9 +23942,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 32 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap17AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap17AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24680,9 +23969,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce9AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce9AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -24895,9 +24184,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 88 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -24976,7 +24265,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec61.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec61.scratch = scratch
 
-	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
+	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
 	}
@@ -25213,9 +24502,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 71 (_net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1): g1 =+ g; g1 is net.block#2/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -25320,9 +24609,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -25340,9 +24629,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -25364,9 +24653,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
 		for j94 := range 8 {
 			for j95 := range 16 {
@@ -25398,9 +24687,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0], &scratch.net_block_2_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -25424,52 +24713,31 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
-	} else {
-		scratch.net_block_2_masked_attention_1_scores_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				maskRow3 := &mask[i1]
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 16 {
-						r99 := float32(0)
-						if maskRow3[i3] != 0 {
-							r99 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_2_masked_attention_1_scores_gradRow[i3] += r99
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
 		for i0 := range 8 {
 			for i1 := range 16 {
+				maskRow3 := &mask[i1]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_scores_gradRow2 := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_scores_1_gradRow[i3] += net_block_2_masked_attention_1_scores_gradRow2[i3] / net_block_2_masked_attention_1_scores_2V2
+						r99 := float32(0)
+						if maskRow3[i3] != 0 {
+							r99 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r99 + 0) / net_block_2_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -25789,9 +25057,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 45 (_net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -25870,7 +25138,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec106.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec106.scratch = scratch
 
-	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
+	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
 	}
@@ -26107,9 +25375,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 28 (_net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1): g1 =+ g; g1 is net.block#1/x1.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -26214,9 +25482,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -26234,9 +25502,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlMap27AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
 		for i0 := range 8 {
@@ -26258,9 +25526,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j148 := range 8 {
 			for j149 := range 16 {
@@ -26292,9 +25560,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
+		ocannlMap29AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0], &scratch.net_block_1_masked_attention_1_m_grad[0][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -26318,52 +25586,31 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad, with backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 8 {
-			ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 8 {
-			ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0])
+			ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
-	} else {
-		scratch.net_block_1_masked_attention_1_scores_grad = [8][16][4][16]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				maskRow4 := &mask[i1]
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
-					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
-					for i3 := range 16 {
-						r151 := float32(0)
-						if maskRow4[i3] != 0 {
-							r151 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_1_masked_attention_1_scores_gradRow[i3] += r151
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
 		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
 		for i0 := range 8 {
 			for i1 := range 16 {
+				maskRow4 := &mask[i1]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_scores_gradRow2 := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_scores_1_gradRow[i3] += net_block_1_masked_attention_1_scores_gradRow2[i3] / net_block_1_masked_attention_1_scores_2V2
+						r151 := float32(0)
+						if maskRow4[i3] != 0 {
+							r151 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r151 + 0) / net_block_1_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -26683,9 +25930,9 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 2 (_net.block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0): g1 =+ g; g1 is net/h0.grad
 	// float32 pointwise kernel over 128 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap22AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
@@ -26741,7 +25988,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_layer_norm_1_mean_1              [8][16][1]float32
 	net_block_1_layer_norm_1_mean                [8][16][1]float32
 	net_block_1_layer_norm_1_centered            [8][16][64]float32
-	net_block_1_layer_norm_1_var_1               [8][16][64]float32
 	net_block_1_layer_norm_1_var_2               [8][16][1]float32
 	net_block_1_layer_norm_1_var                 [8][16][1]float32
 	net_block_1_masked_attention_1_x_1           [8][16][64]float32
@@ -26764,7 +26010,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_layer_norm_2_mean_1              [8][16][1]float32
 	net_block_1_layer_norm_2_mean                [8][16][1]float32
 	net_block_1_layer_norm_2_centered            [8][16][64]float32
-	net_block_1_layer_norm_2_var_1               [8][16][64]float32
 	net_block_1_layer_norm_2_var_2               [8][16][1]float32
 	net_block_1_layer_norm_2_var                 [8][16][1]float32
 	net_block_1_dense_1_x_1                      [8][16][64]float32
@@ -26772,14 +26017,12 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_dense_1_x_3                      [8][16][1]float32
 	net_block_1_dense_1_x                        [8][16][64]float32
 	net_block_1_linear_1_x_1                     [8][16][128]float32
-	net_block_1_linear_1_x_2                     [8][16][128]float32
 	net_block_1_linear_1_x                       [8][16][128]float32
 	net_h1_1                                     [8][16][64]float32
 	net_h1                                       [8][16][64]float32
 	net_block_2_layer_norm_1_mean_1              [8][16][1]float32
 	net_block_2_layer_norm_1_mean                [8][16][1]float32
 	net_block_2_layer_norm_1_centered            [8][16][64]float32
-	net_block_2_layer_norm_1_var_1               [8][16][64]float32
 	net_block_2_layer_norm_1_var_2               [8][16][1]float32
 	net_block_2_layer_norm_1_var                 [8][16][1]float32
 	net_block_2_masked_attention_1_x_1           [8][16][64]float32
@@ -26802,7 +26045,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_layer_norm_2_mean_1              [8][16][1]float32
 	net_block_2_layer_norm_2_mean                [8][16][1]float32
 	net_block_2_layer_norm_2_centered            [8][16][64]float32
-	net_block_2_layer_norm_2_var_1               [8][16][64]float32
 	net_block_2_layer_norm_2_var_2               [8][16][1]float32
 	net_block_2_layer_norm_2_var                 [8][16][1]float32
 	net_block_2_dense_1_x_1                      [8][16][64]float32
@@ -26810,14 +26052,12 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_dense_1_x_3                      [8][16][1]float32
 	net_block_2_dense_1_x                        [8][16][64]float32
 	net_block_2_linear_1_x_1                     [8][16][128]float32
-	net_block_2_linear_1_x_2                     [8][16][128]float32
 	net_block_2_linear_1_x                       [8][16][128]float32
 	net_h2_1                                     [8][16][64]float32
 	net_h2                                       [8][16][64]float32
 	net_layer_norm_1_mean_1                      [8][16][1]float32
 	net_layer_norm_1_mean                        [8][16][1]float32
 	net_layer_norm_1_centered                    [8][16][64]float32
-	net_layer_norm_1_var_1                       [8][16][64]float32
 	net_layer_norm_1_var_2                       [8][16][1]float32
 	net_layer_norm_1_var                         [8][16][1]float32
 	net_linear_1_x_1                             [8][16][64]float32
@@ -26846,7 +26086,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_masked_attention_1_k_grad        [8][16][4][16]float32
 	net_block_1_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_1_masked_attention_1_scores_1_grad [8][16][4][16]float32
-	net_block_1_masked_attention_1_scores_grad   [8][16][4][16]float32
 	net_block_1_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_1_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_1_masked_attention_1_ex_grad       [8][16][4][16]float32
@@ -26879,7 +26118,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_masked_attention_1_k_grad        [8][16][4][16]float32
 	net_block_2_masked_attention_1_v_grad        [8][16][4][16]float32
 	net_block_2_masked_attention_1_scores_1_grad [8][16][4][16]float32
-	net_block_2_masked_attention_1_scores_grad   [8][16][4][16]float32
 	net_block_2_masked_attention_1_m_grad        [8][16][4][1]float32
 	net_block_2_masked_attention_1_ex_1_grad     [8][16][4][16]float32
 	net_block_2_masked_attention_1_ex_grad       [8][16][4][16]float32
@@ -26909,11 +26147,9 @@ type ocannlDecBF16BackwardScratch struct {
 	net_linear_1_x_3_grad                        [8][16][1]float32
 	net_linear_1_x_grad                          [8][16][64]float32
 	train_cross_entropy_1_m_grad                 [8][16][1]float32
-	train_cross_entropy_1_logp_1_grad            [8][16][32]float32
 	train_cross_entropy_1_logp_2_grad            [8][16][1]float32
 	train_cross_entropy_1_logp_3_grad            [8][16][1]float32
 	train_cross_entropy_1_logp_grad              [8][16][32]float32
-	train_1_grad                                 [8][16][32]float32
 	train_2_grad                                 [1]float32
 	ordinals_1                                   [32]float32
 	train_cross_entropy_1_m_argmax_101           [8][16][1]float32
@@ -27075,23 +26311,23 @@ type ocannlDecBF16BackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlDecBF16BackwardPart3) Part(j4 int) {
 	scratch := r4.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_var_1[0][i1+2*j4][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_1_var_2[0][i1+2*j4][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+2*j4][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_1_var_1Row2 := &scratch.net_block_1_layer_norm_1_var_1[i0][i1+2*j4]
+				net_block_1_layer_norm_1_centeredRow2 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+2*j4]
 				acc3 := float32(0)
 				for i2 := range 64 {
-					acc3 += net_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_block_1_layer_norm_1_centeredRow2[i2] * net_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_1_var_2[i0][i1+2*j4][0] = acc3
 			}
@@ -27240,13 +26476,13 @@ func (r10 *ocannlDecBF16BackwardPart8) Part(j9 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -27286,13 +26522,13 @@ func (r11 *ocannlDecBF16BackwardPart9) Part(j10 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_m[0][i1+2*j10][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j10][i2][0])
 			}
 		}
 	} else {
@@ -27328,13 +26564,13 @@ func (r12 *ocannlDecBF16BackwardPart10) Part(j11 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j11][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j11][i2][0])
 			}
 		}
 	} else {
@@ -27495,23 +26731,23 @@ type ocannlDecBF16BackwardPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlDecBF16BackwardPart15) Part(j16 int) {
 	scratch := r17.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX512(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_var_1[0][i1+2*j16][0])
+			ocannlReduce1AVX2(&scratch.net_block_1_layer_norm_2_var_2[0][i1+2*j16][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+2*j16][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_2_var_1Row2 := &scratch.net_block_1_layer_norm_2_var_1[i0][i1+2*j16]
+				net_block_1_layer_norm_2_centeredRow2 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+2*j16]
 				acc13 := float32(0)
 				for i2 := range 64 {
-					acc13 += net_block_1_layer_norm_2_var_1Row2[i2]
+					acc13 += net_block_1_layer_norm_2_centeredRow2[i2] * net_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_1_layer_norm_2_var_2[i0][i1+2*j16][0] = acc13
 			}
@@ -27596,9 +26832,9 @@ func (r21 *ocannlDecBF16BackwardPart18) Part(j19 int) {
 	pNetBlock1Linear1B, scratch := r21.pNetBlock1Linear1B, r21.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h1[j19][0][0], &scratch.net_block_1_x1[j19][0][0], &scratch.net_h1_1[j19][0][0], &pNetBlock1Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -27661,23 +26897,23 @@ type ocannlDecBF16BackwardPart20 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r23 *ocannlDecBF16BackwardPart20) Part(j21 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_var_1[0][i1+2*j21][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_1_var_2[0][i1+2*j21][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+2*j21][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_1_var_1Row2 := &scratch.net_block_2_layer_norm_1_var_1[i0][i1+2*j21]
+				net_block_2_layer_norm_1_centeredRow2 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+2*j21]
 				acc17 := float32(0)
 				for i2 := range 64 {
-					acc17 += net_block_2_layer_norm_1_var_1Row2[i2]
+					acc17 += net_block_2_layer_norm_1_centeredRow2[i2] * net_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_1_var_2[i0][i1+2*j21][0] = acc17
 			}
@@ -27826,13 +27062,13 @@ func (r29 *ocannlDecBF16BackwardPart25) Part(j26 int) {
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+				ocannlMap3AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 			}
 		}
 	} else {
@@ -27872,13 +27108,13 @@ func (r30 *ocannlDecBF16BackwardPart26) Part(j27 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce1AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
+				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_m[0][i1+2*j27][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j27][i2][0])
 			}
 		}
 	} else {
@@ -27914,13 +27150,13 @@ func (r31 *ocannlDecBF16BackwardPart27) Part(j28 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX512(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce2AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
+				ocannlReduce3AVX2(&scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j28][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j28][i2][0])
 			}
 		}
 	} else {
@@ -28081,23 +27317,23 @@ type ocannlDecBF16BackwardPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r36 *ocannlDecBF16BackwardPart32) Part(j33 int) {
 	scratch := r36.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX512(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_var_1[0][i1+2*j33][0])
+			ocannlReduce1AVX2(&scratch.net_block_2_layer_norm_2_var_2[0][i1+2*j33][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+2*j33][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_layer_norm_2_var_1Row2 := &scratch.net_block_2_layer_norm_2_var_1[i0][i1+2*j33]
+				net_block_2_layer_norm_2_centeredRow2 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+2*j33]
 				acc27 := float32(0)
 				for i2 := range 64 {
-					acc27 += net_block_2_layer_norm_2_var_1Row2[i2]
+					acc27 += net_block_2_layer_norm_2_centeredRow2[i2] * net_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_block_2_layer_norm_2_var_2[i0][i1+2*j33][0] = acc27
 			}
@@ -28182,9 +27418,9 @@ func (r40 *ocannlDecBF16BackwardPart35) Part(j36 int) {
 	pNetBlock2Linear1B, scratch := r40.pNetBlock2Linear1B, r40.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX512(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap7AVX2(&scratch.net_h2[j36][0][0], &scratch.net_block_2_x1[j36][0][0], &scratch.net_h2_1[j36][0][0], &pNetBlock2Linear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28247,23 +27483,23 @@ type ocannlDecBF16BackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r42 *ocannlDecBF16BackwardPart37) Part(j38 int) {
 	scratch := r42.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce0AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX512(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce0AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_var_1[0][i1+2*j38][0])
+			ocannlReduce1AVX2(&scratch.net_layer_norm_1_var_2[0][i1+2*j38][0], &scratch.net_layer_norm_1_centered[0][i1+2*j38][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0][i1+2*j38]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1+2*j38]
 				acc31 := float32(0)
 				for i2 := range 64 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0][i1+2*j38][0] = acc31
 			}
@@ -28317,9 +27553,9 @@ func (r44 *ocannlDecBF16BackwardPart39) Part(j40 int) {
 	pNetLinear1B, scratch := r44.pNetLinear1B, r44.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX512(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
+		ocannlMap8AVX2(&scratch.train_cross_entropy_1_logits[j40][0][0], &scratch.train_cross_entropy_1_logits_1[j40][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28347,9 +27583,9 @@ func (r45 *ocannlDecBF16BackwardPart40) Part(j41 int) {
 	scratch := r45.scratch
 	// float32 along-rows max reduction kernel, 16 rows of 32 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[j41][0][0], &scratch.train_cross_entropy_1_logits[j41][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -28379,9 +27615,9 @@ func (r46 *ocannlDecBF16BackwardPart41) Part(j42 int) {
 	scratch := r46.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX512(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
+		ocannlMap9AVX2(&scratch.train_cross_entropy_1_z[j42][0][0], &scratch.train_cross_entropy_1_logits[j42][0][0], &scratch.train_cross_entropy_1_m[j42][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28410,9 +27646,9 @@ func (r47 *ocannlDecBF16BackwardPart42) Part(j43 int) {
 	scratch := r47.scratch
 	// float32 pointwise kernel over 512 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX512(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
+		ocannlMap10AVX2(&scratch.train_cross_entropy_1_logp_1[j43][0][0], &scratch.train_cross_entropy_1_z[j43][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28440,9 +27676,9 @@ func (r48 *ocannlDecBF16BackwardPart43) Part(j44 int) {
 	scratch := r48.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 32 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[j44][0][0], &scratch.train_cross_entropy_1_logp_1[j44][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 1 {
@@ -28472,7 +27708,7 @@ func (r49 *ocannlDecBF16BackwardPart44) Part(j45 int) {
 	scratch := r49.scratch
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[j45][0][0], &scratch.train_cross_entropy_1_logp_2[j45][0][0])
 	} else {
 		for i0 := range 1 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0+j45]
@@ -28499,9 +27735,9 @@ func (r50 *ocannlDecBF16BackwardPart45) Part(j46 int) {
 	targets, scratch := r50.targets, r50.scratch
 	// float32 pointwise kernel over 16 rows of 32 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX512(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
+		ocannlMap12AVX2(&scratch.train_1[j46][0][0], &targets[j46][0][0], &scratch.train_cross_entropy_1_z[j46][0][0], &scratch.train_cross_entropy_1_logp_3[j46][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28592,9 +27828,9 @@ func (r57 *ocannlDecBF16BackwardPart48) Part(j53 int) {
 	gNetLayerNorm1BetaPartial[j53] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
+		ocannlReduce10AVX512(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1BetaPartial[j53][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j53]
@@ -28631,9 +27867,9 @@ func (r58 *ocannlDecBF16BackwardPart49) Part(j55 int) {
 	scratch := r58.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap18AVX512(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
+		ocannlMap18AVX2(&scratch.net_linear_1_x_1_grad[j55][0][0], &scratch.net_linear_1_x_grad[j55][0][0], &scratch.net_linear_1_x_3[j55][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28663,11 +27899,11 @@ func (r59 *ocannlDecBF16BackwardPart50) Part(j56 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
+			ocannlReduce11AVX512(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
+			ocannlReduce11AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_grad[0][i1+2*j56][0], &scratch.net_linear_1_x_1[0][i1+2*j56][0], &scratch.net_linear_1_x_3[0][i1+2*j56][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28675,10 +27911,10 @@ func (r59 *ocannlDecBF16BackwardPart50) Part(j56 int) {
 			for i1 := range 2 {
 				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+2*j56]
 				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+2*j56]
-				v := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
+				v3 := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
 				acc44 := scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0]
 				for i2 := range 64 {
-					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
+					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v3))
 				}
 				scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0] = acc44
 			}
@@ -28702,9 +27938,9 @@ func (r60 *ocannlDecBF16BackwardPart51) Part(j57 int) {
 	gNetLayerNorm1GammaPartial[j57] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
+		ocannlReduce12AVX512(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
+		ocannlReduce12AVX2(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_linear_1_x_1_grad[j57][0][0], &scratch.net_layer_norm_1_centered[j57][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j57]
@@ -28746,9 +27982,9 @@ func (r61 *ocannlDecBF16BackwardPart52) Part(j59 int) {
 	pNetLayerNorm1Gamma, scratch := r61.pNetLayerNorm1Gamma, r61.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap19AVX512(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
+		ocannlMap19AVX2(&scratch.net_layer_norm_1_centered_grad[j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j59][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28797,9 +28033,9 @@ func (r63 *ocannlDecBF16BackwardPart54) Part(j61 int) {
 	scratch := r63.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28827,9 +28063,9 @@ func (r64 *ocannlDecBF16BackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28858,9 +28094,9 @@ func (r65 *ocannlDecBF16BackwardPart56) Part(j63 int) {
 	scratch := r65.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -28890,11 +28126,11 @@ func (r66 *ocannlDecBF16BackwardPart57) Part(j64 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
+			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28927,9 +28163,9 @@ func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
 	gNetBlock2Linear1BPartial[j65] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j65]
@@ -29028,18 +28264,18 @@ func (r72 *ocannlDecBF16BackwardPart61) Part(j69 int) {
 	scratch := r72.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x_2[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x_2[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0+j69][i1]
+				net_block_2_linear_1_xRow4 := &scratch.net_block_2_linear_1_x[i0+j69][i1]
 				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+j69][i1]
 				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1]
 				for i2 := range 128 {
 					var r70 float32
-					if 0 < net_block_2_linear_1_x_2Row3[i2] {
+					if 0 < net_block_2_linear_1_xRow4[i2] {
 						r70 = 1
 					}
 					r71 := float32(0)
@@ -29069,9 +28305,9 @@ func (r73 *ocannlDecBF16BackwardPart62) Part(j70 int) {
 	gNetBlock2Dense1BPartial[j70] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
+		ocannlReduce14AVX512(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
+		ocannlReduce14AVX2(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j70]
@@ -29172,9 +28408,9 @@ func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
 	gNetBlock2LayerNorm2BetaPartial[j74] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j74]
@@ -29211,9 +28447,9 @@ func (r77 *ocannlDecBF16BackwardPart66) Part(j76 int) {
 	scratch := r77.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+		ocannlMap18AVX512(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+		ocannlMap18AVX2(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29243,11 +28479,11 @@ func (r78 *ocannlDecBF16BackwardPart67) Part(j77 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
+			ocannlReduce11AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
+			ocannlReduce11AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29255,10 +28491,10 @@ func (r78 *ocannlDecBF16BackwardPart67) Part(j77 int) {
 			for i1 := range 2 {
 				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j77]
 				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j77]
-				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0]
+				v4 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0]
 				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0]
 				for i2 := range 64 {
-					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
+					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v4))
 				}
 				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0] = acc56
 			}
@@ -29282,9 +28518,9 @@ func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
 	gNetBlock2LayerNorm2GammaPartial[j78] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j78]
@@ -29326,9 +28562,9 @@ func (r80 *ocannlDecBF16BackwardPart69) Part(j80 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r80.pNetBlock2LayerNorm2Gamma, r80.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29377,9 +28613,9 @@ func (r82 *ocannlDecBF16BackwardPart71) Part(j82 int) {
 	scratch := r82.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29407,9 +28643,9 @@ func (r83 *ocannlDecBF16BackwardPart72) Part(j83 int) {
 	scratch := r83.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29438,9 +28674,9 @@ func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29469,9 +28705,9 @@ func (r85 *ocannlDecBF16BackwardPart74) Part(j85 int) {
 	scratch := r85.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29500,11 +28736,11 @@ func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29659,9 +28895,9 @@ func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 	scratch := r91.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -29694,13 +28930,13 @@ func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
 			}
 		}
 	} else {
@@ -29710,10 +28946,10 @@ func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 				for i2 := range 4 {
 					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j92][i2]
 					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j92][i2]
-					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0]
+					v5 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0]
 					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0]
 					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v5))
 					}
 					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0] = acc61
 				}
@@ -29738,13 +28974,13 @@ func (r93 *ocannlDecBF16BackwardPart82) Part(j93 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
 			}
 		}
 	} else {
@@ -29780,13 +29016,13 @@ func (r96 *ocannlDecBF16BackwardPart83) Part(j97 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -30077,9 +29313,9 @@ func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
 	gNetBlock2LayerNorm1BetaPartial[j106] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j106]
@@ -30116,9 +29352,9 @@ func (r109 *ocannlDecBF16BackwardPart93) Part(j108 int) {
 	scratch := r109.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30148,11 +29384,11 @@ func (r110 *ocannlDecBF16BackwardPart94) Part(j109 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
+			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
+			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30160,10 +29396,10 @@ func (r110 *ocannlDecBF16BackwardPart94) Part(j109 int) {
 			for i1 := range 2 {
 				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j109]
 				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j109]
-				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0]
+				v6 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0]
 				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0]
 				for i2 := range 64 {
-					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
+					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v6))
 				}
 				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0] = acc70
 			}
@@ -30187,9 +29423,9 @@ func (r111 *ocannlDecBF16BackwardPart95) Part(j110 int) {
 	gNetBlock2LayerNorm1GammaPartial[j110] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j110]
@@ -30231,9 +29467,9 @@ func (r112 *ocannlDecBF16BackwardPart96) Part(j112 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r112.pNetBlock2LayerNorm1Gamma, r112.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30282,9 +29518,9 @@ func (r114 *ocannlDecBF16BackwardPart98) Part(j114 int) {
 	scratch := r114.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30312,9 +29548,9 @@ func (r115 *ocannlDecBF16BackwardPart99) Part(j115 int) {
 	scratch := r115.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30343,9 +29579,9 @@ func (r116 *ocannlDecBF16BackwardPart100) Part(j116 int) {
 	scratch := r116.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30374,9 +29610,9 @@ func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
 	scratch := r117.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30405,11 +29641,11 @@ func (r118 *ocannlDecBF16BackwardPart102) Part(j118 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30442,9 +29678,9 @@ func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
 	gNetBlock1Linear1BPartial[j119] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
+		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
+		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j119]
@@ -30543,18 +29779,18 @@ func (r124 *ocannlDecBF16BackwardPart106) Part(j123 int) {
 	scratch := r124.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x_2[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x_2[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0+j123][i1]
+				net_block_1_linear_1_xRow4 := &scratch.net_block_1_linear_1_x[i0+j123][i1]
 				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+j123][i1]
 				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1]
 				for i2 := range 128 {
 					var r122 float32
-					if 0 < net_block_1_linear_1_x_2Row3[i2] {
+					if 0 < net_block_1_linear_1_xRow4[i2] {
 						r122 = 1
 					}
 					r123 := float32(0)
@@ -30584,9 +29820,9 @@ func (r125 *ocannlDecBF16BackwardPart107) Part(j124 int) {
 	gNetBlock1Dense1BPartial[j124] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
+		ocannlReduce14AVX512(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
+		ocannlReduce14AVX2(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j124]
@@ -30687,9 +29923,9 @@ func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
 	gNetBlock1LayerNorm2BetaPartial[j128] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j128]
@@ -30726,9 +29962,9 @@ func (r129 *ocannlDecBF16BackwardPart111) Part(j130 int) {
 	scratch := r129.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
+		ocannlMap18AVX512(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
+		ocannlMap18AVX2(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30758,11 +29994,11 @@ func (r130 *ocannlDecBF16BackwardPart112) Part(j131 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
+			ocannlReduce11AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
+			ocannlReduce11AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30770,10 +30006,10 @@ func (r130 *ocannlDecBF16BackwardPart112) Part(j131 int) {
 			for i1 := range 2 {
 				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j131]
 				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j131]
-				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0]
+				v7 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0]
 				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j131][0]
 				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
+					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v7))
 				}
 				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j131][0] = acc82
 			}
@@ -30797,9 +30033,9 @@ func (r131 *ocannlDecBF16BackwardPart113) Part(j132 int) {
 	gNetBlock1LayerNorm2GammaPartial[j132] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j132]
@@ -30841,9 +30077,9 @@ func (r132 *ocannlDecBF16BackwardPart114) Part(j134 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r132.pNetBlock1LayerNorm2Gamma, r132.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30892,9 +30128,9 @@ func (r134 *ocannlDecBF16BackwardPart116) Part(j136 int) {
 	scratch := r134.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30922,9 +30158,9 @@ func (r135 *ocannlDecBF16BackwardPart117) Part(j137 int) {
 	scratch := r135.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30953,9 +30189,9 @@ func (r136 *ocannlDecBF16BackwardPart118) Part(j138 int) {
 	scratch := r136.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -30984,9 +30220,9 @@ func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
 	scratch := r137.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31015,11 +30251,11 @@ func (r138 *ocannlDecBF16BackwardPart120) Part(j140 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31174,9 +30410,9 @@ func (r143 *ocannlDecBF16BackwardPart125) Part(j145 int) {
 	scratch := r143.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31209,13 +30445,13 @@ func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
 			}
 		}
 	} else {
@@ -31225,10 +30461,10 @@ func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
 				for i2 := range 4 {
 					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j146][i2]
 					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j146][i2]
-					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0]
+					v8 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0]
 					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j146][i2][0]
 					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v8))
 					}
 					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j146][i2][0] = acc87
 				}
@@ -31253,13 +30489,13 @@ func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
 			}
 		}
 	} else {
@@ -31295,13 +30531,13 @@ func (r148 *ocannlDecBF16BackwardPart128) Part(j151 int) {
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -31592,9 +30828,9 @@ func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
 	gNetBlock1LayerNorm1BetaPartial[j160] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j160]
@@ -31631,9 +30867,9 @@ func (r161 *ocannlDecBF16BackwardPart138) Part(j162 int) {
 	scratch := r161.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
+		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
+		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31663,11 +30899,11 @@ func (r162 *ocannlDecBF16BackwardPart139) Part(j163 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce10AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
+			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
+			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31675,10 +30911,10 @@ func (r162 *ocannlDecBF16BackwardPart139) Part(j163 int) {
 			for i1 := range 2 {
 				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j163]
 				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j163]
-				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0]
+				v9 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0]
 				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j163][0]
 				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
+					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v9))
 				}
 				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j163][0] = acc96
 			}
@@ -31702,9 +30938,9 @@ func (r163 *ocannlDecBF16BackwardPart140) Part(j164 int) {
 	gNetBlock1LayerNorm1GammaPartial[j164] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j164]
@@ -31746,9 +30982,9 @@ func (r164 *ocannlDecBF16BackwardPart141) Part(j166 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r164.pNetBlock1LayerNorm1Gamma, r164.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31797,9 +31033,9 @@ func (r166 *ocannlDecBF16BackwardPart143) Part(j168 int) {
 	scratch := r166.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31827,9 +31063,9 @@ func (r167 *ocannlDecBF16BackwardPart144) Part(j169 int) {
 	scratch := r167.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31858,9 +31094,9 @@ func (r168 *ocannlDecBF16BackwardPart145) Part(j170 int) {
 	scratch := r168.scratch
 	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31889,9 +31125,9 @@ func (r169 *ocannlDecBF16BackwardPart146) Part(j171 int) {
 	scratch := r169.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
@@ -31920,11 +31156,11 @@ func (r170 *ocannlDecBF16BackwardPart147) Part(j172 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce12AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31956,9 +31192,9 @@ func (r171 *ocannlDecBF16BackwardPart148) Part(j173 int) {
 	gNetPos, scratch := r171.gNetPos, r171.scratch
 	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
+		ocannlReduce18AVX512(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
+		ocannlReduce18AVX2(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 2 {
@@ -32165,9 +31401,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -32179,9 +31415,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -32222,13 +31458,13 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	if ocannlAVX512 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap40AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap34AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap40AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap34AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else {
@@ -32261,9 +31497,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap35AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap35AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -32305,9 +31541,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32333,9 +31569,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -32349,9 +31585,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32367,7 +31603,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -32388,9 +31624,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX512(&train_2[0], &scratch.train_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -32673,18 +31909,13 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	              net.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
-//	for i0 in 0..15:
-//	  for i1 in 0..11:
-//	    for i2 in 0..11:
-//	      for i3 in 0..15:
-//	        _net.conv2d#1/x.1[i0, i1, i2, i3] = net.conv2d#2/y[i0, i1, i2, i3] + net.conv2d#2.bias[i3]
 //
-//	# net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
+//	# net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1, with _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias fused
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..15:
-//	        net.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#2/y[i0, i1, i2, i3] + net.conv2d#2.bias[i3])
 //
 //	# net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
 //	reset padding of net.conv2d#1/x to 0
@@ -32699,18 +31930,13 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	              net.conv2d#1/y[i0, i1, i2, i3] += net.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * net.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-//	for i0 in 0..15:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..31:
-//	        _net/h.1[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
 //
-//	# net/h = pointwise relu of _net/h.1
+//	# net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..31:
-//	        net/h[i0, i1, i2, i3] = relu(_net/h.1[i0, i1, i2, i3])
+//	        net/h[i0, i1, i2, i3] = relu(net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -32875,12 +32101,12 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	        for i4 in 0..31:
 //	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+//	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < t), g, 0); g1 is _net/h.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..31:
-//	        _net/h.1.grad[i0, i1, i2, i3] += where(0 < _net/h.1[i0, i1, i2, i3], net/h.grad[i0, i1, i2, i3], 0)
+//	        _net/h.1.grad[i0, i1, i2, i3] += where(0 < net/h[i0, i1, i2, i3], net/h.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/h.1.grad)
 //
@@ -32912,13 +32138,14 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	            for i6 in 0..15:
 //	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+//	# backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.conv2d#1/x.1.grad
+//	reset padding of net.conv2d#1/x to 0
 //	reset padding of net.conv2d#1/x.grad to 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..15:
-//	        _net.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.conv2d#1/x.1[i0, i1, i2, i3], net.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g1 =+ g; g1 is net.conv2d#2/y.grad (the copy elided: net.conv2d#2/y.grad reads _net.conv2d#1/x.1.grad)
 //
@@ -32960,9 +32187,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -32974,9 +32201,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -33012,72 +32239,65 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	*rec = ocannlConvBackwardPart0{}
 	ocannlConvBackwardPart0Records.Put(rec)
 
-	// _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
-	// 8 parts of i0 on the pool.
-	rec2 := ocannlConvBackwardPart1Records.Get()
-	rec2.pNetConv2d2Bias = pNetConv2d2Bias
-	rec2.scratch = scratch
-
-	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlConvBackwardPart2Records.Get()
-	rec3.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec2, rec3)
-	*rec2 = ocannlConvBackwardPart1{}
-	ocannlConvBackwardPart1Records.Put(rec2)
-	*rec3 = ocannlConvBackwardPart2{}
-	ocannlConvBackwardPart2Records.Put(rec3)
-
-	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
-	// 6 parts of i1 on the pool.
-	rec4 := ocannlConvBackwardPart3Records.Get()
-	rec4.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec4.scratch = scratch
-	region.Run(rec4, 6)
-	*rec4 = ocannlConvBackwardPart3{}
-	ocannlConvBackwardPart3Records.Put(rec4)
-
-	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1, with _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias fused
+	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap34AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap34AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+			}
+		}
 	} else {
 		for i0 := range 16 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
-					net_h_1Row := &scratch.net_h_1[i0][i1][i2]
-					for i3 := range 32 {
-						net_h_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0][i1][i2]
+					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0][i1+1][i2+1]
+					for i3 := range 16 {
+						r2 := net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_conv2d_1_xRow[i3] = r2
 					}
 				}
 			}
 		}
 	}
 
-	// net/h = pointwise relu of _net/h.1
-	// float32 pointwise kernel over 18432 elements (c = relu(x0)): AVX512, AVX2.
+	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
+	// 6 parts of i1 on the pool.
+	rec2 := ocannlConvBackwardPart1Records.Get()
+	rec2.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlConvBackwardPart1{}
+	ocannlConvBackwardPart1Records.Put(rec2)
+
+	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
+	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_h_1Row2 := &scratch.net_h_1[i0][i1][i2]
+					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
 					net_hRow := &scratch.net_h[i0][i1][i2]
 					for i3 := range 32 {
-						r6 := net_h_1Row2[i3]
-						if !(r6 > 0) {
-							r6 = 0
+						r4 := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_hRow[i3] = r6
+						net_hRow[i3] = r4
 					}
 				}
 			}
@@ -33086,30 +32306,30 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlConvBackwardPart4Records.Get()
-	rec5.pNetLinear1W = pNetLinear1W
-	rec5.scratch = scratch
+	rec3 := ocannlConvBackwardPart2Records.Get()
+	rec3.pNetLinear1W = pNetLinear1W
+	rec3.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlConvBackwardPart5Records.Get()
-	rec6.pNetLinear1B = pNetLinear1B
-	rec6.scratch = scratch
+	rec4 := ocannlConvBackwardPart3Records.Get()
+	rec4.pNetLinear1B = pNetLinear1B
+	rec4.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6)
-	*rec5 = ocannlConvBackwardPart4{}
-	ocannlConvBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlConvBackwardPart5{}
-	ocannlConvBackwardPart5Records.Put(rec6)
+	region.RunSeq(8, rec3, rec4)
+	*rec3 = ocannlConvBackwardPart2{}
+	ocannlConvBackwardPart2Records.Put(rec3)
+	*rec4 = ocannlConvBackwardPart3{}
+	ocannlConvBackwardPart3Records.Put(rec4)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33135,9 +32355,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -33151,9 +32371,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33169,7 +32389,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -33190,9 +32410,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX512(&train_2[0], &scratch.train_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -33257,9 +32477,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33299,9 +32519,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33315,16 +32535,16 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	for j24 := range 16 {
-		scratch.train_cross_entropy_1_m_argmax_8[j24][0] = 10
+	for j23 := range 16 {
+		scratch.train_cross_entropy_1_m_argmax_8[j23][0] = 10
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
 	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce23AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce23AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33332,15 +32552,15 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			for i1 := range 10 {
-				var r9 float32
+				var r7 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r9 = 1
+					r7 = 1
 				}
-				r10 := float32(10)
-				if r9 != 0 {
-					r10 = scratch.ordinals_1[i1]
+				r8 := float32(10)
+				if r7 != 0 {
+					r8 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r10)
+				acc9 = min(acc9, r8)
 			}
 			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
@@ -33352,24 +32572,24 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			var r11 float32
+			var r9 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-				r11 = 1
+				r9 = 1
 			}
-			r12 := float32(0)
-			if r11 != 0 {
-				r12 = train_cross_entropy_1_m_gradV
+			r10 := float32(0)
+			if r9 != 0 {
+				r10 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r10
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce24AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce24AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -33393,51 +32613,51 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		*gNetLinear1W = [11520]float32{}
 	}
 	// 6 parts of i2 on the pool.
-	rec7 := ocannlConvBackwardPart6Records.Get()
-	rec7.gNetLinear1W = gNetLinear1W
-	rec7.scratch = scratch
+	rec5 := ocannlConvBackwardPart4Records.Get()
+	rec5.gNetLinear1W = gNetLinear1W
+	rec5.scratch = scratch
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
 	// 6 parts of i2 on the pool.
-	rec8 := ocannlConvBackwardPart7Records.Get()
-	rec8.pNetLinear1W = pNetLinear1W
-	rec8.scratch = scratch
+	rec6 := ocannlConvBackwardPart5Records.Get()
+	rec6.pNetLinear1W = pNetLinear1W
+	rec6.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec7, rec8)
-	*rec7 = ocannlConvBackwardPart6{}
-	ocannlConvBackwardPart6Records.Put(rec7)
-	*rec8 = ocannlConvBackwardPart7{}
-	ocannlConvBackwardPart7Records.Put(rec8)
+	region.RunSeq(6, rec5, rec6)
+	*rec5 = ocannlConvBackwardPart4{}
+	ocannlConvBackwardPart4Records.Put(rec5)
+	*rec6 = ocannlConvBackwardPart5{}
+	ocannlConvBackwardPart5Records.Put(rec6)
 
-	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < t), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_h_1Row3 := &scratch.net_h_1[i0][i1][i2]
+					net_hRow4 := &scratch.net_h[i0][i1][i2]
 					net_h_gradRow2 := &scratch.net_h_grad[i0][i1][i2]
 					net_h_1_gradRow := &scratch.net_h_1_grad[i0][i1][i2]
 					for i3 := range 32 {
-						var r15 float32
-						if 0 < net_h_1Row3[i3] {
-							r15 = 1
+						var r13 float32
+						if 0 < net_hRow4[i3] {
+							r13 = 1
 						}
-						r16 := float32(0)
-						if r15 != 0 {
-							r16 = net_h_gradRow2[i3]
+						r14 := float32(0)
+						if r13 != 0 {
+							r14 = net_h_gradRow2[i3]
 						}
-						net_h_1_gradRow[i3] += r16
+						net_h_1_gradRow[i3] += r14
 					}
 				}
 			}
@@ -33446,110 +32666,110 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlConvBackwardPart8Records.Get()
-	rec9.scratch = scratch
+	rec7 := ocannlConvBackwardPart6Records.Get()
+	rec7.scratch = scratch
 
 	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlConvBackwardPart9Records.Get()
-	rec10.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec10.scratch = scratch
+	rec8 := ocannlConvBackwardPart7Records.Get()
+	rec8.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec8.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec9, rec10)
+	region.RunSeq(8, rec7, rec8)
 	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc12 := gNetConv2d1Bias[j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[0][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[1][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[2][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[3][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[4][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[5][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[6][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[7][j28]
-		gNetConv2d1Bias[j28] = acc12
+	for j27 := range 32 {
+		acc12 := gNetConv2d1Bias[j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[0][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[1][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[2][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[3][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[4][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[5][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[6][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[7][j27]
+		gNetConv2d1Bias[j27] = acc12
 	}
-	rec9.scratch = nil
-	ocannlConvBackwardPart8Records.Put(rec9)
-	*rec10 = ocannlConvBackwardPart9{}
-	ocannlConvBackwardPart9Records.Put(rec10)
+	rec7.scratch = nil
+	ocannlConvBackwardPart6Records.Put(rec7)
+	*rec8 = ocannlConvBackwardPart7{}
+	ocannlConvBackwardPart7Records.Put(rec8)
 
 	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	// 3 parts of i4 on the pool.
-	rec11 := ocannlConvBackwardPart10Records.Get()
-	rec11.gNetConv2d1Kernel = gNetConv2d1Kernel
-	rec11.scratch = scratch
-	region.Run(rec11, 3)
-	*rec11 = ocannlConvBackwardPart10{}
-	ocannlConvBackwardPart10Records.Put(rec11)
+	rec9 := ocannlConvBackwardPart8Records.Get()
+	rec9.gNetConv2d1Kernel = gNetConv2d1Kernel
+	rec9.scratch = scratch
+	region.Run(rec9, 3)
+	*rec9 = ocannlConvBackwardPart8{}
+	ocannlConvBackwardPart8Records.Put(rec9)
 
-	// backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+	// backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.conv2d#1/x.1.grad
 	// 8 parts of the rows of net_conv2d_1_x_grad on the pool.
-	rec12 := ocannlConvBackwardPart11Records.Get()
-	rec12.scratch = scratch
+	rec10 := ocannlConvBackwardPart9Records.Get()
+	rec10.scratch = scratch
 
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv2d_1_x_1_grad = [16][12][12][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlConvBackwardPart12Records.Get()
-	rec13.scratch = scratch
+	rec11 := ocannlConvBackwardPart10Records.Get()
+	rec11.scratch = scratch
 
 	// backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlConvBackwardPart13Records.Get()
-	rec14.scratch = scratch
+	rec12 := ocannlConvBackwardPart11Records.Get()
+	rec12.scratch = scratch
 
 	// backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlConvBackwardPart14Records.Get()
-	rec15.scratch = scratch
+	rec13 := ocannlConvBackwardPart12Records.Get()
+	rec13.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec12, rec13, rec14, rec15)
-	*rec12 = ocannlConvBackwardPart11{}
-	ocannlConvBackwardPart11Records.Put(rec12)
-	*rec13 = ocannlConvBackwardPart12{}
-	ocannlConvBackwardPart12Records.Put(rec13)
+	region.RunSeq(8, rec10, rec11, rec12, rec13)
+	*rec10 = ocannlConvBackwardPart9{}
+	ocannlConvBackwardPart9Records.Put(rec10)
+	*rec11 = ocannlConvBackwardPart10{}
+	ocannlConvBackwardPart10Records.Put(rec11)
 	// The 8 partial sums, added in part order.
-	for j50 := range 16 {
-		acc14 := gNetConv2d2Bias[j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[0][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[1][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[2][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[3][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[4][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[5][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[6][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[7][j50]
-		gNetConv2d2Bias[j50] = acc14
+	for j49 := range 16 {
+		acc14 := gNetConv2d2Bias[j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[0][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[1][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[2][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[3][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[4][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[5][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[6][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[7][j49]
+		gNetConv2d2Bias[j49] = acc14
 	}
-	rec14.scratch = nil
-	ocannlConvBackwardPart13Records.Put(rec14)
+	rec12.scratch = nil
+	ocannlConvBackwardPart11Records.Put(rec12)
 	// The 8 partial sums, added in part order.
-	for j52 := range 16 {
-		for j53 := range 3 {
-			for j54 := range 3 {
-				for j55 := range 3 {
-					acc15 := gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[0][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[1][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[2][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[3][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[4][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[5][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[6][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[7][j52][j53][j54][j55]
-					gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55] = acc15
+	for j51 := range 16 {
+		for j52 := range 3 {
+			for j53 := range 3 {
+				for j54 := range 3 {
+					acc15 := gNetConv2d2Kernel[27*j51+9*j52+3*j53+j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[0][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[1][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[2][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[3][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[4][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[5][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[6][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[7][j51][j52][j53][j54]
+					gNetConv2d2Kernel[27*j51+9*j52+3*j53+j54] = acc15
 				}
 			}
 		}
 	}
-	rec15.scratch = nil
-	ocannlConvBackwardPart14Records.Put(rec15)
+	rec13.scratch = nil
+	ocannlConvBackwardPart12Records.Put(rec13)
 }
 
 // ocannlConvBackwardScratch holds the local arrays of ocannlConvBackward too large for the stack. Their
@@ -33557,10 +32777,8 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 type ocannlConvBackwardScratch struct {
 	imagesPad                         [16][15][15][3]float32
 	net_conv2d_2_y                    [16][12][12][16]float32
-	net_conv2d_1_x_1                  [16][12][12][16]float32
 	net_conv2d_1_x                    [16][15][15][16]float32
 	net_conv2d_1_y                    [16][6][6][32]float32
-	net_h_1                           [16][6][6][32]float32
 	net_h                             [16][6][6][32]float32
 	train_cross_entropy_1_logits_1    [16][10]float32
 	train_cross_entropy_1_logits      [16][10]float32
@@ -33635,29 +32853,46 @@ func (r *ocannlConvBackwardPart0) Part(j17 int) {
 // ocannlConvBackwardPart0Records holds the free ocannlConvBackwardPart0 records.
 var ocannlConvBackwardPart0Records rt.Records[ocannlConvBackwardPart0]
 
-// ocannlConvBackwardPart1 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// ocannlConvBackwardPart1 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlConvBackwardPart1 struct {
-	pNetConv2d2Bias *[16]float32
-	scratch         *ocannlConvBackwardScratch
+	pNetConv2d1Kernel *[4608]float32
+	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r2 *ocannlConvBackwardPart1) Part(j18 int) {
-	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
-	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+// Part runs part j19 of the nest (0 <= j19 < 6).
+func (r3 *ocannlConvBackwardPart1) Part(j19 int) {
+	pNetConv2d1Kernel, scratch := r3.pNetConv2d1Kernel, r3.scratch
+	// float32 dot kernel M=16 N=32 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		for i1 := range 1 {
+			for i2 := range 6 {
+				ocannlGemm20AVX512(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0], &pNetConv2d1Kernel[0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		for i1 := range 1 {
+			for i2 := range 6 {
+				ocannlGemm20AVX2(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0], &pNetConv2d1Kernel[0])
+			}
+		}
 	} else {
-		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0+2*j18][i1][i2]
-					net_conv2d_1_x_1Row := &scratch.net_conv2d_1_x_1[i0+2*j18][i1][i2]
-					for i3 := range 16 {
-						net_conv2d_1_x_1Row[i3] = net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 1 {
+				for i2 := range 6 {
+					for i3 := range 32 {
+						acc2 := float32(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_conv2d_1_xRow2 := &scratch.net_conv2d_1_x[i0][2*i1+2*j19+i4][2*i2+i5]
+								pNetConv2d1KernelRow := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
+								for i6 := range 16 {
+									acc2 += net_conv2d_1_xRow2[i6] * pNetConv2d1KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_conv2d_1_y[i0][i1+j19][i2][i3] = acc2
 					}
 				}
 			}
@@ -33671,108 +32906,18 @@ var ocannlConvBackwardPart1Records rt.Records[ocannlConvBackwardPart1]
 // ocannlConvBackwardPart2 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlConvBackwardPart2 struct {
-	scratch *ocannlConvBackwardScratch
-}
-
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r4 *ocannlConvBackwardPart2) Part(j19 int) {
-	scratch := r4.scratch
-	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_1_x_1Row2 := &scratch.net_conv2d_1_x_1[i0+2*j19][i1][i2]
-					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0+2*j19][i1+1][i2+1]
-					for i3 := range 16 {
-						r3 := net_conv2d_1_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_conv2d_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlConvBackwardPart2Records holds the free ocannlConvBackwardPart2 records.
-var ocannlConvBackwardPart2Records rt.Records[ocannlConvBackwardPart2]
-
-// ocannlConvBackwardPart3 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
-type ocannlConvBackwardPart3 struct {
-	pNetConv2d1Kernel *[4608]float32
-	scratch           *ocannlConvBackwardScratch
-}
-
-// Part runs part j20 of the nest (0 <= j20 < 6).
-func (r5 *ocannlConvBackwardPart3) Part(j20 int) {
-	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
-	// float32 dot kernel M=16 N=32 K=48x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		for i1 := range 1 {
-			for i2 := range 6 {
-				ocannlGemm20AVX512(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0], &pNetConv2d1Kernel[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 1 {
-			for i2 := range 6 {
-				ocannlGemm20AVX2(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0], &pNetConv2d1Kernel[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 1 {
-				for i2 := range 6 {
-					for i3 := range 32 {
-						acc2 := float32(0)
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_conv2d_1_xRow2 := &scratch.net_conv2d_1_x[i0][2*i1+2*j20+i4][2*i2+i5]
-								pNetConv2d1KernelRow := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
-								for i6 := range 16 {
-									acc2 += net_conv2d_1_xRow2[i6] * pNetConv2d1KernelRow[i6]
-								}
-							}
-						}
-						scratch.net_conv2d_1_y[i0][i1+j20][i2][i3] = acc2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlConvBackwardPart3Records holds the free ocannlConvBackwardPart3 records.
-var ocannlConvBackwardPart3Records rt.Records[ocannlConvBackwardPart3]
-
-// ocannlConvBackwardPart4 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart4 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r7 *ocannlConvBackwardPart4) Part(j21 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r5 *ocannlConvBackwardPart2) Part(j20 int) {
+	pNetLinear1W, scratch := r5.pNetLinear1W, r5.scratch
 	// float32 dot kernel M=2 N=10 K=1152: AVX512 4x4 tile, 2 k blocks of at most 576; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.train_cross_entropy_1_logits_1[2*j21][0], &scratch.net_h[2*j21][0][0][0], &pNetLinear1W[0])
+		ocannlGemm21AVX512(&scratch.train_cross_entropy_1_logits_1[2*j20][0], &scratch.net_h[2*j20][0][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.train_cross_entropy_1_logits_1[2*j21][0], &scratch.net_h[2*j21][0][0][0], &pNetLinear1W[0])
+		ocannlGemm21AVX2(&scratch.train_cross_entropy_1_logits_1[2*j20][0], &scratch.net_h[2*j20][0][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33781,66 +32926,66 @@ func (r7 *ocannlConvBackwardPart4) Part(j21 int) {
 				for i2 := range 6 {
 					for i3 := range 6 {
 						pNetLinear1WRow := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+32*i3 : 1152*i1+192*i2+32*i3+32])
-						net_hRow2 := &scratch.net_h[i0+2*j21][i2][i3]
+						net_hRow2 := &scratch.net_h[i0+2*j20][i2][i3]
 						for i4 := range 32 {
 							acc3 += pNetLinear1WRow[i4] * net_hRow2[i4]
 						}
 					}
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+2*j21][i1] = acc3
+				scratch.train_cross_entropy_1_logits_1[i0+2*j20][i1] = acc3
 			}
 		}
 	}
 }
 
-// ocannlConvBackwardPart4Records holds the free ocannlConvBackwardPart4 records.
-var ocannlConvBackwardPart4Records rt.Records[ocannlConvBackwardPart4]
+// ocannlConvBackwardPart2Records holds the free ocannlConvBackwardPart2 records.
+var ocannlConvBackwardPart2Records rt.Records[ocannlConvBackwardPart2]
 
-// ocannlConvBackwardPart5 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart3 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart5 struct {
+type ocannlConvBackwardPart3 struct {
 	pNetLinear1B *[10]float32
 	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r8 *ocannlConvBackwardPart5) Part(j22 int) {
-	pNetLinear1B, scratch := r8.pNetLinear1B, r8.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r6 *ocannlConvBackwardPart3) Part(j21 int) {
+	pNetLinear1B, scratch := r6.pNetLinear1B, r6.scratch
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j22]
-		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j22]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j21]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j21]
 		for i1 := range 10 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
 	}
 }
 
-// ocannlConvBackwardPart5Records holds the free ocannlConvBackwardPart5 records.
-var ocannlConvBackwardPart5Records rt.Records[ocannlConvBackwardPart5]
+// ocannlConvBackwardPart3Records holds the free ocannlConvBackwardPart3 records.
+var ocannlConvBackwardPart3Records rt.Records[ocannlConvBackwardPart3]
 
-// ocannlConvBackwardPart6 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
+// ocannlConvBackwardPart4 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlConvBackwardPart6 struct {
+type ocannlConvBackwardPart4 struct {
 	gNetLinear1W *[11520]float32
 	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 6).
-func (r13 *ocannlConvBackwardPart6) Part(j25 int) {
-	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
+// Part runs part j24 of the nest (0 <= j24 < 6).
+func (r11 *ocannlConvBackwardPart4) Part(j24 int) {
+	gNetLinear1W, scratch := r11.gNetLinear1W, r11.scratch
 	// float32 broadcast kernel M=10 N=192 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j25][0][0])
+		ocannlGemm22AVX512(&gNetLinear1W[192*j24], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j24][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j25][0][0])
+		ocannlGemm22AVX2(&gNetLinear1W[192*j24], &scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.net_h[0][j24][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 6 {
-						net_hRow3 := &scratch.net_h[i0][i2+j25][i3]
-						gNetLinear1WRow := (*[32]float32)(gNetLinear1W[1152*i1+192*i2+192*j25+32*i3 : 1152*i1+192*i2+192*j25+32*i3+32])
+						net_hRow3 := &scratch.net_h[i0][i2+j24][i3]
+						gNetLinear1WRow := (*[32]float32)(gNetLinear1W[1152*i1+192*i2+192*j24+32*i3 : 1152*i1+192*i2+192*j24+32*i3+32])
 						for i4 := range 32 {
 							gNetLinear1WRow[i4] += train_cross_entropy_1_logp_gradV * net_hRow3[i4]
 						}
@@ -33851,32 +32996,32 @@ func (r13 *ocannlConvBackwardPart6) Part(j25 int) {
 	}
 }
 
-// ocannlConvBackwardPart6Records holds the free ocannlConvBackwardPart6 records.
-var ocannlConvBackwardPart6Records rt.Records[ocannlConvBackwardPart6]
+// ocannlConvBackwardPart4Records holds the free ocannlConvBackwardPart4 records.
+var ocannlConvBackwardPart4Records rt.Records[ocannlConvBackwardPart4]
 
-// ocannlConvBackwardPart7 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
+// ocannlConvBackwardPart5 is the task record of a loop nest of ocannlConvBackward that runs in 6 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlConvBackwardPart7 struct {
+type ocannlConvBackwardPart5 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 6).
-func (r14 *ocannlConvBackwardPart7) Part(j26 int) {
-	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
+// Part runs part j25 of the nest (0 <= j25 < 6).
+func (r12 *ocannlConvBackwardPart5) Part(j25 int) {
+	pNetLinear1W, scratch := r12.pNetLinear1W, r12.scratch
 	// float32 broadcast kernel M=16 N=192 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
+		ocannlGemm23AVX512(&scratch.net_h_grad[0][j25][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j25])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
+		ocannlGemm23AVX2(&scratch.net_h_grad[0][j25][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j25])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 10 {
 				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 6 {
-						pNetLinear1WRow2 := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+192*j26+32*i3 : 1152*i1+192*i2+192*j26+32*i3+32])
-						net_h_gradRow := &scratch.net_h_grad[i0][i2+j26][i3]
+						pNetLinear1WRow2 := (*[32]float32)(pNetLinear1W[1152*i1+192*i2+192*j25+32*i3 : 1152*i1+192*i2+192*j25+32*i3+32])
+						net_h_gradRow := &scratch.net_h_grad[i0][i2+j25][i3]
 						for i4 := range 32 {
 							net_h_gradRow[i4] += pNetLinear1WRow2[i4] * train_cross_entropy_1_logp_gradV2
 						}
@@ -33887,35 +33032,35 @@ func (r14 *ocannlConvBackwardPart7) Part(j26 int) {
 	}
 }
 
-// ocannlConvBackwardPart7Records holds the free ocannlConvBackwardPart7 records.
-var ocannlConvBackwardPart7Records rt.Records[ocannlConvBackwardPart7]
+// ocannlConvBackwardPart5Records holds the free ocannlConvBackwardPart5 records.
+var ocannlConvBackwardPart5Records rt.Records[ocannlConvBackwardPart5]
 
-// ocannlConvBackwardPart8 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart6 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart8 struct {
+type ocannlConvBackwardPart6 struct {
 	scratch                *ocannlConvBackwardScratch
 	gNetConv2d1BiasPartial [8][32]float32
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
-	scratch, gNetConv2d1BiasPartial := r17.scratch, &r17.gNetConv2d1BiasPartial
-	gNetConv2d1BiasPartial[j27] = [32]float32{}
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r15 *ocannlConvBackwardPart6) Part(j26 int) {
+	scratch, gNetConv2d1BiasPartial := r15.scratch, &r15.gNetConv2d1BiasPartial
+	gNetConv2d1BiasPartial[j26] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce25AVX512(&gNetConv2d1BiasPartial[j26][0], &scratch.net_h_1_grad[2*j26][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d1BiasPartial[j26][0], &scratch.net_h_1_grad[2*j26][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
+		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j26]
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := 0; i2 < 4; i2 += 4 {
-					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
-					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+1]
-					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+2]
-					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+3]
+					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j26][i1][i2]
+					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j26][i1][i2+1]
+					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j26][i1][i2+2]
+					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j26][i1][i2+3]
 					for i3 := range 32 {
 						acc11 := gNetConv2d1BiasPartialRow[i3]
 						acc11 += net_h_1_gradRow2[i3]
@@ -33926,7 +33071,7 @@ func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
-					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
+					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j26][i1][i2]
 					for i3 := range 32 {
 						gNetConv2d1BiasPartialRow[i3] += net_h_1_gradRow6[i3]
 					}
@@ -33936,25 +33081,25 @@ func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
 	}
 }
 
-// ocannlConvBackwardPart8Records holds the free ocannlConvBackwardPart8 records.
-var ocannlConvBackwardPart8Records rt.Records[ocannlConvBackwardPart8]
+// ocannlConvBackwardPart6Records holds the free ocannlConvBackwardPart6 records.
+var ocannlConvBackwardPart6Records rt.Records[ocannlConvBackwardPart6]
 
-// ocannlConvBackwardPart9 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart7 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart9 struct {
+type ocannlConvBackwardPart7 struct {
 	pNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
-	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r16 *ocannlConvBackwardPart7) Part(j28 int) {
+	pNetConv2d1Kernel, scratch := r16.pNetConv2d1Kernel, r16.scratch
 	// float32 broadcast kernel M=6 N=48 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 6 {
 				for i4 := range 3 {
-					ocannlGemm24AVX512(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j29][0][i2][0], &pNetConv2d1Kernel[48*i4])
+					ocannlGemm24AVX512(&scratch.net_conv2d_1_x_grad[i0+2*j28][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j28][0][i2][0], &pNetConv2d1Kernel[48*i4])
 				}
 			}
 		}
@@ -33962,7 +33107,7 @@ func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
 		for i0 := range 2 {
 			for i2 := range 6 {
 				for i4 := range 3 {
-					ocannlGemm24AVX2(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j29][0][i2][0], &pNetConv2d1Kernel[48*i4])
+					ocannlGemm24AVX2(&scratch.net_conv2d_1_x_grad[i0+2*j28][i4][2*i2][0], &scratch.net_h_1_grad[i0+2*j28][0][i2][0], &pNetConv2d1Kernel[48*i4])
 				}
 			}
 		}
@@ -33971,11 +33116,11 @@ func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
 			for i1 := range 6 {
 				for i2 := range 6 {
 					for i3 := range 32 {
-						net_h_1_gradV := scratch.net_h_1_grad[i0+2*j29][i1][i2][i3]
+						net_h_1_gradV := scratch.net_h_1_grad[i0+2*j28][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2d1KernelRow2 := (*[16]float32)(pNetConv2d1Kernel[144*i3+48*i4+16*i5 : 144*i3+48*i4+16*i5+16])
-								net_conv2d_1_x_gradRow := &scratch.net_conv2d_1_x_grad[i0+2*j29][2*i1+i4][2*i2+i5]
+								net_conv2d_1_x_gradRow := &scratch.net_conv2d_1_x_grad[i0+2*j28][2*i1+i4][2*i2+i5]
 								for i6 := range 16 {
 									net_conv2d_1_x_gradRow[i6] += net_h_1_gradV * pNetConv2d1KernelRow2[i6]
 								}
@@ -33988,24 +33133,24 @@ func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
 	}
 }
 
-// ocannlConvBackwardPart9Records holds the free ocannlConvBackwardPart9 records.
-var ocannlConvBackwardPart9Records rt.Records[ocannlConvBackwardPart9]
+// ocannlConvBackwardPart7Records holds the free ocannlConvBackwardPart7 records.
+var ocannlConvBackwardPart7Records rt.Records[ocannlConvBackwardPart7]
 
-// ocannlConvBackwardPart10 is the task record of a loop nest of ocannlConvBackward that runs in 3 parts, one
+// ocannlConvBackwardPart8 is the task record of a loop nest of ocannlConvBackward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlConvBackwardPart10 struct {
+type ocannlConvBackwardPart8 struct {
 	gNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 3).
-func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
-	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
+// Part runs part j29 of the nest (0 <= j29 < 3).
+func (r17 *ocannlConvBackwardPart8) Part(j29 int) {
+	gNetConv2d1Kernel, scratch := r17.gNetConv2d1Kernel, r17.scratch
 	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&gNetConv2d1Kernel[48*j30], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
+		ocannlGemm25AVX512(&gNetConv2d1Kernel[48*j29], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j29][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&gNetConv2d1Kernel[48*j30], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
+		ocannlGemm25AVX2(&gNetConv2d1Kernel[48*j29], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j29][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -34014,8 +33159,8 @@ func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
 						net_h_1_gradV2 := scratch.net_h_1_grad[i0][i1][i2][i3]
 						for i4 := range 1 {
 							for i5 := range 3 {
-								net_conv2d_1_xRow3 := &scratch.net_conv2d_1_x[i0][2*i1+i4+j30][2*i2+i5]
-								gNetConv2d1KernelRow := (*[16]float32)(gNetConv2d1Kernel[144*i3+48*i4+48*j30+16*i5 : 144*i3+48*i4+48*j30+16*i5+16])
+								net_conv2d_1_xRow3 := &scratch.net_conv2d_1_x[i0][2*i1+i4+j29][2*i2+i5]
+								gNetConv2d1KernelRow := (*[16]float32)(gNetConv2d1Kernel[144*i3+48*i4+48*j29+16*i5 : 144*i3+48*i4+48*j29+16*i5+16])
 								for i6 := range 16 {
 									gNetConv2d1KernelRow[i6] += net_conv2d_1_xRow3[i6] * net_h_1_gradV2
 								}
@@ -34028,74 +33173,74 @@ func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
 	}
 }
 
-// ocannlConvBackwardPart10Records holds the free ocannlConvBackwardPart10 records.
-var ocannlConvBackwardPart10Records rt.Records[ocannlConvBackwardPart10]
+// ocannlConvBackwardPart8Records holds the free ocannlConvBackwardPart8 records.
+var ocannlConvBackwardPart8Records rt.Records[ocannlConvBackwardPart8]
 
-// ocannlConvBackwardPart11 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart9 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 rows of net.conv2d#1/x.grad, their margins (see rt.Pool).
-type ocannlConvBackwardPart11 struct {
+type ocannlConvBackwardPart9 struct {
 	scratch *ocannlConvBackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
-	scratch := r20.scratch
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r18 *ocannlConvBackwardPart9) Part(j30 int) {
+	scratch := r18.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap38AVX512(&scratch.net_conv2d_1_x_grad[2*j30][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap38AVX2(&scratch.net_conv2d_1_x_grad[2*j30][0][0][0])
 	} else {
-		for j32 := range 2 {
-			for j33 := range 15 {
-				for j34 := range 16 {
-					scratch.net_conv2d_1_x_grad[j32+2*j31][0][j33][j34] = 0
+		for j31 := range 2 {
+			for j32 := range 15 {
+				for j33 := range 16 {
+					scratch.net_conv2d_1_x_grad[j31+2*j30][0][j32][j33] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j35 := range 2 {
-			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		for j34 := range 2 {
+			ocannlMap39AVX512(&scratch.net_conv2d_1_x_grad[j34+2*j30][13][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j35 := range 2 {
-			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		for j34 := range 2 {
+			ocannlMap39AVX2(&scratch.net_conv2d_1_x_grad[j34+2*j30][13][0][0])
 		}
 	} else {
-		for j36 := range 2 {
-			for j37 := 13; j37 < 15; j37++ {
-				for j38 := range 15 {
-					for j39 := range 16 {
-						scratch.net_conv2d_1_x_grad[j36+2*j31][j37][j38][j39] = 0
+		for j35 := range 2 {
+			for j36 := 13; j36 < 15; j36++ {
+				for j37 := range 15 {
+					for j38 := range 16 {
+						scratch.net_conv2d_1_x_grad[j35+2*j30][j36][j37][j38] = 0
 					}
 				}
 			}
 		}
 	}
-	for j40 := range 2 {
-		for j41 := 1; j41 < 13; j41++ {
-			for j42 := range 16 {
-				scratch.net_conv2d_1_x_grad[j40+2*j31][j41][0][j42] = 0
+	for j39 := range 2 {
+		for j40 := 1; j40 < 13; j40++ {
+			for j41 := range 16 {
+				scratch.net_conv2d_1_x_grad[j39+2*j30][j40][0][j41] = 0
 			}
 		}
 	}
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j43 := range 2 {
-			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		for j42 := range 2 {
+			ocannlMap40AVX512(&scratch.net_conv2d_1_x_grad[j42+2*j30][1][13][0])
 		}
 	} else if ocannlAVX2 {
-		for j43 := range 2 {
-			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		for j42 := range 2 {
+			ocannlMap40AVX2(&scratch.net_conv2d_1_x_grad[j42+2*j30][1][13][0])
 		}
 	} else {
-		for j44 := range 2 {
-			for j45 := 1; j45 < 13; j45++ {
-				for j46 := 13; j46 < 15; j46++ {
-					for j47 := range 16 {
-						scratch.net_conv2d_1_x_grad[j44+2*j31][j45][j46][j47] = 0
+		for j43 := range 2 {
+			for j44 := 1; j44 < 13; j44++ {
+				for j45 := 13; j45 < 15; j45++ {
+					for j46 := range 16 {
+						scratch.net_conv2d_1_x_grad[j43+2*j30][j44][j45][j46] = 0
 					}
 				}
 			}
@@ -34103,44 +33248,44 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	}
 }
 
-// ocannlConvBackwardPart11Records holds the free ocannlConvBackwardPart11 records.
-var ocannlConvBackwardPart11Records rt.Records[ocannlConvBackwardPart11]
+// ocannlConvBackwardPart9Records holds the free ocannlConvBackwardPart9 records.
+var ocannlConvBackwardPart9Records rt.Records[ocannlConvBackwardPart9]
 
-// ocannlConvBackwardPart12 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart10 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart12 struct {
+type ocannlConvBackwardPart10 struct {
 	scratch *ocannlConvBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
-	scratch := r23.scratch
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r21 *ocannlConvBackwardPart10) Part(j47 int) {
+	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap41AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j47][0][0][0], &scratch.net_conv2d_1_x[i0+2*j47][1][1][0], &scratch.net_conv2d_1_x_grad[i0+2*j47][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap41AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j47][0][0][0], &scratch.net_conv2d_1_x[i0+2*j47][1][1][0], &scratch.net_conv2d_1_x_grad[i0+2*j47][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_1_x_1Row3 := &scratch.net_conv2d_1_x_1[i0+2*j48][i1][i2]
-					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j48][i1+1][i2+1]
-					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2]
+					net_conv2d_1_xRow4 := &scratch.net_conv2d_1_x[i0+2*j47][i1+1][i2+1]
+					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j47][i1+1][i2+1]
+					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j47][i1][i2]
 					for i3 := range 16 {
-						var r21 float32
-						if 0 < net_conv2d_1_x_1Row3[i3] {
-							r21 = 1
+						var r19 float32
+						if 0 < net_conv2d_1_xRow4[i3] {
+							r19 = 1
 						}
-						r22 := float32(0)
-						if r21 != 0 {
-							r22 = net_conv2d_1_x_gradRow2[i3]
+						r20 := float32(0)
+						if r19 != 0 {
+							r20 = net_conv2d_1_x_gradRow2[i3]
 						}
-						net_conv2d_1_x_1_gradRow[i3] += r22
+						net_conv2d_1_x_1_gradRow[i3] += r20
 					}
 				}
 			}
@@ -34148,35 +33293,35 @@ func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
 	}
 }
 
-// ocannlConvBackwardPart12Records holds the free ocannlConvBackwardPart12 records.
-var ocannlConvBackwardPart12Records rt.Records[ocannlConvBackwardPart12]
+// ocannlConvBackwardPart10Records holds the free ocannlConvBackwardPart10 records.
+var ocannlConvBackwardPart10Records rt.Records[ocannlConvBackwardPart10]
 
-// ocannlConvBackwardPart13 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart11 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart13 struct {
+type ocannlConvBackwardPart11 struct {
 	scratch                *ocannlConvBackwardScratch
 	gNetConv2d2BiasPartial [8][16]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
-	scratch, gNetConv2d2BiasPartial := r24.scratch, &r24.gNetConv2d2BiasPartial
-	gNetConv2d2BiasPartial[j49] = [16]float32{}
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r22 *ocannlConvBackwardPart11) Part(j48 int) {
+	scratch, gNetConv2d2BiasPartial := r22.scratch, &r22.gNetConv2d2BiasPartial
+	gNetConv2d2BiasPartial[j48] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlReduce26AVX512(&gNetConv2d2BiasPartial[j48][0], &scratch.net_conv2d_1_x_1_grad[2*j48][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlReduce26AVX2(&gNetConv2d2BiasPartial[j48][0], &scratch.net_conv2d_1_x_1_grad[2*j48][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j49]
+		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j48]
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := 0; i2 < 12; i2 += 4 {
-					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2]
-					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+1]
-					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+2]
-					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+3]
+					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2]
+					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2+1]
+					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2+2]
+					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2+3]
 					for i3 := range 16 {
 						acc13 := gNetConv2d2BiasPartialRow[i3]
 						acc13 += net_conv2d_1_x_1_gradRow2[i3]
@@ -34191,26 +33336,26 @@ func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
 	}
 }
 
-// ocannlConvBackwardPart13Records holds the free ocannlConvBackwardPart13 records.
-var ocannlConvBackwardPart13Records rt.Records[ocannlConvBackwardPart13]
+// ocannlConvBackwardPart11Records holds the free ocannlConvBackwardPart11 records.
+var ocannlConvBackwardPart11Records rt.Records[ocannlConvBackwardPart11]
 
-// ocannlConvBackwardPart14 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
+// ocannlConvBackwardPart12 is the task record of a loop nest of ocannlConvBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBackwardPart14 struct {
+type ocannlConvBackwardPart12 struct {
 	scratch                  *ocannlConvBackwardScratch
 	gNetConv2d2KernelPartial [8][16][3][3][3]float32
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r25 *ocannlConvBackwardPart14) Part(j51 int) {
-	scratch, gNetConv2d2KernelPartial := r25.scratch, &r25.gNetConv2d2KernelPartial
-	gNetConv2d2KernelPartial[j51] = [16][3][3][3]float32{}
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r23 *ocannlConvBackwardPart12) Part(j50 int) {
+	scratch, gNetConv2d2KernelPartial := r23.scratch, &r23.gNetConv2d2KernelPartial
+	gNetConv2d2KernelPartial[j50] = [16][3][3][3]float32{}
 	// float32 broadcast kernel M=16 N=9 K=12: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 12 {
 				for i4 := range 3 {
-					ocannlGemm26AVX512(&gNetConv2d2KernelPartial[j51][0][i4][0][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][i2][0], &scratch.imagesPad[i0+2*j51][i4][i2][0])
+					ocannlGemm26AVX512(&gNetConv2d2KernelPartial[j50][0][i4][0][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j50][0][i2][0], &scratch.imagesPad[i0+2*j50][i4][i2][0])
 				}
 			}
 		}
@@ -34218,7 +33363,7 @@ func (r25 *ocannlConvBackwardPart14) Part(j51 int) {
 		for i0 := range 2 {
 			for i2 := range 12 {
 				for i4 := range 3 {
-					ocannlGemm26AVX2(&gNetConv2d2KernelPartial[j51][0][i4][0][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j51][0][i2][0], &scratch.imagesPad[i0+2*j51][i4][i2][0])
+					ocannlGemm26AVX2(&gNetConv2d2KernelPartial[j50][0][i4][0][0], &scratch.net_conv2d_1_x_1_grad[i0+2*j50][0][i2][0], &scratch.imagesPad[i0+2*j50][i4][i2][0])
 				}
 			}
 		}
@@ -34227,11 +33372,11 @@ func (r25 *ocannlConvBackwardPart14) Part(j51 int) {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					for i3 := range 16 {
-						net_conv2d_1_x_1_gradV := scratch.net_conv2d_1_x_1_grad[i0+2*j51][i1][i2][i3]
+						net_conv2d_1_x_1_gradV := scratch.net_conv2d_1_x_1_grad[i0+2*j50][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								imagesPadRow2 := &scratch.imagesPad[i0+2*j51][i1+i4][i2+i5]
-								gNetConv2d2KernelPartialRow := &gNetConv2d2KernelPartial[j51][i3][i4][i5]
+								imagesPadRow2 := &scratch.imagesPad[i0+2*j50][i1+i4][i2+i5]
+								gNetConv2d2KernelPartialRow := &gNetConv2d2KernelPartial[j50][i3][i4][i5]
 								for i6 := range 3 {
 									gNetConv2d2KernelPartialRow[i6] += imagesPadRow2[i6] * net_conv2d_1_x_1_gradV
 								}
@@ -34244,8 +33389,8 @@ func (r25 *ocannlConvBackwardPart14) Part(j51 int) {
 	}
 }
 
-// ocannlConvBackwardPart14Records holds the free ocannlConvBackwardPart14 records.
-var ocannlConvBackwardPart14Records rt.Records[ocannlConvBackwardPart14]
+// ocannlConvBackwardPart12Records holds the free ocannlConvBackwardPart12 records.
+var ocannlConvBackwardPart12Records rt.Records[ocannlConvBackwardPart12]
 
 // ocannlConvBF16TrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -34405,9 +33550,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -34419,9 +33564,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -34484,13 +33629,13 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	if ocannlAVX512 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap40AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap34AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap40AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap34AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else {
@@ -34541,9 +33686,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap35AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap35AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -34597,9 +33742,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -34625,9 +33770,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -34641,9 +33786,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -34659,7 +33804,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -34680,9 +33825,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX512(&train_2[0], &scratch.train_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -34939,18 +34084,13 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	              net.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
-//	for i0 in 0..15:
-//	  for i1 in 0..11:
-//	    for i2 in 0..11:
-//	      for i3 in 0..15:
-//	        _net.conv2d#1/x.1[i0, i1, i2, i3] = net.conv2d#2/y[i0, i1, i2, i3] + net.conv2d#2.bias[i3]
 //
-//	# net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
+//	# net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1, with _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias fused
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..15:
-//	        net.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#2/y[i0, i1, i2, i3] + net.conv2d#2.bias[i3])
 //
 //	# net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
 //	reset padding of net.conv2d#1/x to 0
@@ -34965,18 +34105,13 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	              net.conv2d#1/y[i0, i1, i2, i3] += net.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * net.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-//	for i0 in 0..15:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..31:
-//	        _net/h.1[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
 //
-//	# net/h = pointwise relu of _net/h.1
+//	# net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..31:
-//	        net/h[i0, i1, i2, i3] = relu(_net/h.1[i0, i1, i2, i3])
+//	        net/h[i0, i1, i2, i3] = relu(net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -35141,12 +34276,12 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	        for i4 in 0..31:
 //	          net/h.grad[i0, i2, i3, i4] += net.linear#1.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+//	# backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < t), g, 0); g1 is _net/h.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..31:
-//	        _net/h.1.grad[i0, i1, i2, i3] += where(0 < _net/h.1[i0, i1, i2, i3], net/h.grad[i0, i1, i2, i3], 0)
+//	        _net/h.1.grad[i0, i1, i2, i3] += where(0 < net/h[i0, i1, i2, i3], net/h.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/h.1.grad)
 //
@@ -35178,13 +34313,14 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	            for i6 in 0..15:
 //	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.conv2d#1/x[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+//	# backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.conv2d#1/x.1.grad
+//	reset padding of net.conv2d#1/x to 0
 //	reset padding of net.conv2d#1/x.grad to 0
 //	for i0 in 0..15:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..15:
-//	        _net.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.conv2d#1/x.1[i0, i1, i2, i3], net.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g1 =+ g; g1 is net.conv2d#2/y.grad (the copy elided: net.conv2d#2/y.grad reads _net.conv2d#1/x.1.grad)
 //
@@ -35226,9 +34362,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX512(&scratch.imagesPad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -35240,9 +34376,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX512(&scratch.imagesPad[0][13][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap33AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -35300,24 +34436,37 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	*rec = ocannlConvBF16BackwardPart0{}
 	ocannlConvBF16BackwardPart0Records.Put(rec)
 
-	// _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias
-	// 8 parts of i0 on the pool.
-	rec2 := ocannlConvBF16BackwardPart1Records.Get()
-	rec2.pNetConv2d2Bias = pNetConv2d2Bias
-	rec2.scratch = scratch
-
-	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlConvBF16BackwardPart2Records.Get()
-	rec3.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec2, rec3)
-	*rec2 = ocannlConvBF16BackwardPart1{}
-	ocannlConvBF16BackwardPart1Records.Put(rec2)
-	*rec3 = ocannlConvBF16BackwardPart2{}
-	ocannlConvBF16BackwardPart2Records.Put(rec3)
+	// net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1, with _net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias fused
+	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap34AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 12 {
+			for i2 := range 12 {
+				ocannlMap34AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+			}
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 12 {
+				for i2 := range 12 {
+					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0][i1][i2]
+					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0][i1+1][i2+1]
+					for i3 := range 16 {
+						r2 := net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_conv2d_1_xRow[i3] = r2
+					}
+				}
+			}
+		}
+	}
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
 	bf16.Pack(&scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
@@ -35339,51 +34488,31 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 6 parts of i1 on the pool.
-	rec4 := ocannlConvBF16BackwardPart3Records.Get()
-	rec4.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec4.scratch = scratch
-	region.Run(rec4, 6)
-	*rec4 = ocannlConvBF16BackwardPart3{}
-	ocannlConvBF16BackwardPart3Records.Put(rec4)
+	rec2 := ocannlConvBF16BackwardPart1Records.Get()
+	rec2.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlConvBF16BackwardPart1{}
+	ocannlConvBF16BackwardPart1Records.Put(rec2)
 
-	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
+	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap35AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap35AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
 				for i2 := range 6 {
 					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
-					net_h_1Row := &scratch.net_h_1[i0][i1][i2]
-					for i3 := range 32 {
-						net_h_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net/h = pointwise relu of _net/h.1
-	// float32 pointwise kernel over 18432 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_h_1Row2 := &scratch.net_h_1[i0][i1][i2]
 					net_hRow := &scratch.net_h[i0][i1][i2]
 					for i3 := range 32 {
-						r6 := net_h_1Row2[i3]
-						if !(r6 > 0) {
-							r6 = 0
+						r4 := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+						if !(r4 > 0) {
+							r4 = 0
 						}
-						net_hRow[i3] = r6
+						net_hRow[i3] = r4
 					}
 				}
 			}
@@ -35404,30 +34533,30 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec5 := ocannlConvBF16BackwardPart4Records.Get()
-	rec5.pNetLinear1W = pNetLinear1W
-	rec5.scratch = scratch
+	rec3 := ocannlConvBF16BackwardPart2Records.Get()
+	rec3.pNetLinear1W = pNetLinear1W
+	rec3.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
 	// 8 parts of i0 on the pool.
-	rec6 := ocannlConvBF16BackwardPart5Records.Get()
-	rec6.pNetLinear1B = pNetLinear1B
-	rec6.scratch = scratch
+	rec4 := ocannlConvBF16BackwardPart3Records.Get()
+	rec4.pNetLinear1B = pNetLinear1B
+	rec4.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec5, rec6)
-	*rec5 = ocannlConvBF16BackwardPart4{}
-	ocannlConvBF16BackwardPart4Records.Put(rec5)
-	*rec6 = ocannlConvBF16BackwardPart5{}
-	ocannlConvBF16BackwardPart5Records.Put(rec6)
+	region.RunSeq(8, rec3, rec4)
+	*rec3 = ocannlConvBF16BackwardPart2{}
+	ocannlConvBF16BackwardPart2Records.Put(rec3)
+	*rec4 = ocannlConvBF16BackwardPart3{}
+	ocannlConvBF16BackwardPart3Records.Put(rec4)
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35453,9 +34582,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -35469,9 +34598,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX512(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce20AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35487,7 +34616,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap11AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -35508,9 +34637,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX512(&train_2[0], &scratch.train_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce21AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -35575,9 +34704,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35617,9 +34746,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce21AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35633,16 +34762,16 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	for j24 := range 16 {
-		scratch.train_cross_entropy_1_m_argmax_8[j24][0] = 10
+	for j23 := range 16 {
+		scratch.train_cross_entropy_1_m_argmax_8[j23][0] = 10
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
 	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce22AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce23AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+		ocannlReduce23AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35650,15 +34779,15 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			for i1 := range 10 {
-				var r9 float32
+				var r7 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r9 = 1
+					r7 = 1
 				}
-				r10 := float32(10)
-				if r9 != 0 {
-					r10 = scratch.ordinals_1[i1]
+				r8 := float32(10)
+				if r7 != 0 {
+					r8 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r10)
+				acc9 = min(acc9, r8)
 			}
 			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
@@ -35670,24 +34799,24 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			var r11 float32
+			var r9 float32
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-				r11 = 1
+				r9 = 1
 			}
-			r12 := float32(0)
-			if r11 != 0 {
-				r12 = train_cross_entropy_1_m_gradV
+			r10 := float32(0)
+			if r9 != 0 {
+				r10 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r10
 		}
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce23AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce24AVX512(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce24AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -35723,12 +34852,12 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 6 parts of i2 on the pool.
-	rec7 := ocannlConvBF16BackwardPart6Records.Get()
-	rec7.gNetLinear1W = gNetLinear1W
-	rec7.scratch = scratch
-	region.Run(rec7, 6)
-	*rec7 = ocannlConvBF16BackwardPart6{}
-	ocannlConvBF16BackwardPart6Records.Put(rec7)
+	rec5 := ocannlConvBF16BackwardPart4Records.Get()
+	rec5.gNetLinear1W = gNetLinear1W
+	rec5.scratch = scratch
+	region.Run(rec5, 6)
+	*rec5 = ocannlConvBF16BackwardPart4{}
+	ocannlConvBF16BackwardPart4Records.Put(rec5)
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -35747,37 +34876,37 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		Overwrite: true,
 	})
 	// 6 parts of i2 on the pool.
-	rec8 := ocannlConvBF16BackwardPart7Records.Get()
-	rec8.pNetLinear1W = pNetLinear1W
-	rec8.scratch = scratch
-	region.Run(rec8, 6)
-	*rec8 = ocannlConvBF16BackwardPart7{}
-	ocannlConvBF16BackwardPart7Records.Put(rec8)
+	rec6 := ocannlConvBF16BackwardPart5Records.Get()
+	rec6.pNetLinear1W = pNetLinear1W
+	rec6.scratch = scratch
+	region.Run(rec6, 6)
+	*rec6 = ocannlConvBF16BackwardPart5{}
+	ocannlConvBF16BackwardPart5Records.Put(rec6)
 
-	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
+	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < t), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap37AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap37AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_h_1Row3 := &scratch.net_h_1[i0][i1][i2]
+					net_hRow4 := &scratch.net_h[i0][i1][i2]
 					net_h_gradRow2 := &scratch.net_h_grad[i0][i1][i2]
 					net_h_1_gradRow := &scratch.net_h_1_grad[i0][i1][i2]
 					for i3 := range 32 {
-						var r15 float32
-						if 0 < net_h_1Row3[i3] {
-							r15 = 1
+						var r13 float32
+						if 0 < net_hRow4[i3] {
+							r13 = 1
 						}
-						r16 := float32(0)
-						if r15 != 0 {
-							r16 = net_h_gradRow2[i3]
+						r14 := float32(0)
+						if r13 != 0 {
+							r14 = net_h_gradRow2[i3]
 						}
-						net_h_1_gradRow[i3] += r16
+						net_h_1_gradRow[i3] += r14
 					}
 				}
 			}
@@ -35786,24 +34915,24 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// 8 parts of i0 on the pool.
-	rec9 := ocannlConvBF16BackwardPart8Records.Get()
-	rec9.scratch = scratch
-	region.Run(rec9, 8)
+	rec7 := ocannlConvBF16BackwardPart6Records.Get()
+	rec7.scratch = scratch
+	region.Run(rec7, 8)
 	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc12 := gNetConv2d1Bias[j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[0][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[1][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[2][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[3][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[4][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[5][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[6][j28]
-		acc12 += rec9.gNetConv2d1BiasPartial[7][j28]
-		gNetConv2d1Bias[j28] = acc12
+	for j27 := range 32 {
+		acc12 := gNetConv2d1Bias[j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[0][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[1][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[2][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[3][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[4][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[5][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[6][j27]
+		acc12 += rec7.gNetConv2d1BiasPartial[7][j27]
+		gNetConv2d1Bias[j27] = acc12
 	}
-	rec9.scratch = nil
-	ocannlConvBF16BackwardPart8Records.Put(rec9)
+	rec7.scratch = nil
+	ocannlConvBF16BackwardPart6Records.Put(rec7)
 
 	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
 	for i4 := range 3 {
@@ -35821,12 +34950,12 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 	scratch.net_h_1_gradBF16.Convert(&scratch.net_h_1_grad[0][0][0][0], 18432)
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlConvBF16BackwardPart9Records.Get()
-	rec10.pNetConv2d1Kernel = pNetConv2d1Kernel
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlConvBF16BackwardPart9{}
-	ocannlConvBF16BackwardPart9Records.Put(rec10)
+	rec8 := ocannlConvBF16BackwardPart7Records.Get()
+	rec8.pNetConv2d1Kernel = pNetConv2d1Kernel
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlConvBF16BackwardPart7{}
+	ocannlConvBF16BackwardPart7Records.Put(rec8)
 
 	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
 	bf16.PackA(&scratch.net_h_1_gradBF162, &scratch.net_h_1_grad[0][0][0][0], bf16.Shape{
@@ -35847,78 +34976,78 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		N:   48,
 	})
 	// 3 parts of i4 on the pool.
-	rec11 := ocannlConvBF16BackwardPart10Records.Get()
-	rec11.gNetConv2d1Kernel = gNetConv2d1Kernel
-	rec11.scratch = scratch
-	region.Run(rec11, 3)
-	*rec11 = ocannlConvBF16BackwardPart10{}
-	ocannlConvBF16BackwardPart10Records.Put(rec11)
+	rec9 := ocannlConvBF16BackwardPart8Records.Get()
+	rec9.gNetConv2d1Kernel = gNetConv2d1Kernel
+	rec9.scratch = scratch
+	region.Run(rec9, 3)
+	*rec9 = ocannlConvBF16BackwardPart8{}
+	ocannlConvBF16BackwardPart8Records.Put(rec9)
 
-	// backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.conv2d#1/x.1.grad
+	// backprop of op 2 (net.conv2d#1/x = pointwise relu of _net.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.conv2d#1/x.1.grad
 	// 8 parts of the rows of net_conv2d_1_x_grad on the pool.
-	rec12 := ocannlConvBF16BackwardPart11Records.Get()
-	rec12.scratch = scratch
+	rec10 := ocannlConvBF16BackwardPart9Records.Get()
+	rec10.scratch = scratch
 
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_conv2d_1_x_1_grad = [16][12][12][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlConvBF16BackwardPart12Records.Get()
-	rec13.scratch = scratch
+	rec11 := ocannlConvBF16BackwardPart10Records.Get()
+	rec11.scratch = scratch
 
 	// backprop of op 1 (_net.conv2d#1/x.1 = pointwise "+" of net.conv2d#2/y, net.conv2d#2.bias): g2 =+ g; g2 is net.conv2d#2.bias.grad
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlConvBF16BackwardPart13Records.Get()
-	rec14.scratch = scratch
+	rec12 := ocannlConvBF16BackwardPart11Records.Get()
+	rec12.scratch = scratch
 
 	// backprop of op 0 (net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.conv2d#2.kernel.grad
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlConvBF16BackwardPart14Records.Get()
-	rec15.scratch = scratch
+	rec13 := ocannlConvBF16BackwardPart12Records.Get()
+	rec13.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec12, rec13, rec14, rec15)
-	*rec12 = ocannlConvBF16BackwardPart11{}
-	ocannlConvBF16BackwardPart11Records.Put(rec12)
-	*rec13 = ocannlConvBF16BackwardPart12{}
-	ocannlConvBF16BackwardPart12Records.Put(rec13)
+	region.RunSeq(8, rec10, rec11, rec12, rec13)
+	*rec10 = ocannlConvBF16BackwardPart9{}
+	ocannlConvBF16BackwardPart9Records.Put(rec10)
+	*rec11 = ocannlConvBF16BackwardPart10{}
+	ocannlConvBF16BackwardPart10Records.Put(rec11)
 	// The 8 partial sums, added in part order.
-	for j50 := range 16 {
-		acc14 := gNetConv2d2Bias[j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[0][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[1][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[2][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[3][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[4][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[5][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[6][j50]
-		acc14 += rec14.gNetConv2d2BiasPartial[7][j50]
-		gNetConv2d2Bias[j50] = acc14
+	for j49 := range 16 {
+		acc14 := gNetConv2d2Bias[j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[0][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[1][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[2][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[3][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[4][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[5][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[6][j49]
+		acc14 += rec12.gNetConv2d2BiasPartial[7][j49]
+		gNetConv2d2Bias[j49] = acc14
 	}
-	rec14.scratch = nil
-	ocannlConvBF16BackwardPart13Records.Put(rec14)
+	rec12.scratch = nil
+	ocannlConvBF16BackwardPart11Records.Put(rec12)
 	// The 8 partial sums, added in part order.
-	for j52 := range 16 {
-		for j53 := range 3 {
-			for j54 := range 3 {
-				for j55 := range 3 {
-					acc15 := gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[0][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[1][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[2][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[3][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[4][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[5][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[6][j52][j53][j54][j55]
-					acc15 += rec15.gNetConv2d2KernelPartial[7][j52][j53][j54][j55]
-					gNetConv2d2Kernel[27*j52+9*j53+3*j54+j55] = acc15
+	for j51 := range 16 {
+		for j52 := range 3 {
+			for j53 := range 3 {
+				for j54 := range 3 {
+					acc15 := gNetConv2d2Kernel[27*j51+9*j52+3*j53+j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[0][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[1][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[2][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[3][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[4][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[5][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[6][j51][j52][j53][j54]
+					acc15 += rec13.gNetConv2d2KernelPartial[7][j51][j52][j53][j54]
+					gNetConv2d2Kernel[27*j51+9*j52+3*j53+j54] = acc15
 				}
 			}
 		}
 	}
-	rec15.scratch = nil
-	ocannlConvBF16BackwardPart14Records.Put(rec15)
+	rec13.scratch = nil
+	ocannlConvBF16BackwardPart12Records.Put(rec13)
 }
 
 // ocannlConvBF16BackwardScratch holds the local arrays of ocannlConvBF16Backward too large for the stack. Their
@@ -35926,10 +35055,8 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 type ocannlConvBF16BackwardScratch struct {
 	imagesPad                            [16][15][15][3]float32
 	net_conv2d_2_y                       [16][12][12][16]float32
-	net_conv2d_1_x_1                     [16][12][12][16]float32
 	net_conv2d_1_x                       [16][15][15][16]float32
 	net_conv2d_1_y                       [16][6][6][32]float32
-	net_h_1                              [16][6][6][32]float32
 	net_h                                [16][6][6][32]float32
 	train_cross_entropy_1_logits_1       [16][10]float32
 	train_cross_entropy_1_logits         [16][10]float32
@@ -36003,91 +35130,18 @@ func (r *ocannlConvBF16BackwardPart0) Part(j17 int) {
 // ocannlConvBF16BackwardPart0Records holds the free ocannlConvBF16BackwardPart0 records.
 var ocannlConvBF16BackwardPart0Records rt.Records[ocannlConvBF16BackwardPart0]
 
-// ocannlConvBF16BackwardPart1 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart1 struct {
-	pNetConv2d2Bias *[16]float32
-	scratch         *ocannlConvBF16BackwardScratch
-}
-
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r2 *ocannlConvBF16BackwardPart1) Part(j18 int) {
-	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
-	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_2_yRow := &scratch.net_conv2d_2_y[i0+2*j18][i1][i2]
-					net_conv2d_1_x_1Row := &scratch.net_conv2d_1_x_1[i0+2*j18][i1][i2]
-					for i3 := range 16 {
-						net_conv2d_1_x_1Row[i3] = net_conv2d_2_yRow[i3] + pNetConv2d2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlConvBF16BackwardPart1Records holds the free ocannlConvBF16BackwardPart1 records.
-var ocannlConvBF16BackwardPart1Records rt.Records[ocannlConvBF16BackwardPart1]
-
-// ocannlConvBF16BackwardPart2 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart2 struct {
-	scratch *ocannlConvBF16BackwardScratch
-}
-
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r4 *ocannlConvBF16BackwardPart2) Part(j19 int) {
-	scratch := r4.scratch
-	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap44AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap44AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_conv2d_1_x_1Row2 := &scratch.net_conv2d_1_x_1[i0+2*j19][i1][i2]
-					net_conv2d_1_xRow := &scratch.net_conv2d_1_x[i0+2*j19][i1+1][i2+1]
-					for i3 := range 16 {
-						r3 := net_conv2d_1_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_conv2d_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlConvBF16BackwardPart2Records holds the free ocannlConvBF16BackwardPart2 records.
-var ocannlConvBF16BackwardPart2Records rt.Records[ocannlConvBF16BackwardPart2]
-
-// ocannlConvBF16BackwardPart3 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
+// ocannlConvBF16BackwardPart1 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlConvBF16BackwardPart3 struct {
+type ocannlConvBF16BackwardPart1 struct {
 	pNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j20 of the nest (0 <= j20 < 6).
-func (r5 *ocannlConvBF16BackwardPart3) Part(j20 int) {
-	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
+// Part runs part j19 of the nest (0 <= j19 < 6).
+func (r3 *ocannlConvBF16BackwardPart1) Part(j19 int) {
+	pNetConv2d1Kernel, scratch := r3.pNetConv2d1Kernel, r3.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x144.
-	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j20][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j20][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j19][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j19][0][0]}, bf16.Operand{
 		F: &pNetConv2d1Kernel[0],
 		P: &scratch.pNetConv2d1KernelBF16,
 	}, bf16.Shape{
@@ -36110,21 +35164,21 @@ func (r5 *ocannlConvBF16BackwardPart3) Part(j20 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart3Records holds the free ocannlConvBF16BackwardPart3 records.
-var ocannlConvBF16BackwardPart3Records rt.Records[ocannlConvBF16BackwardPart3]
+// ocannlConvBF16BackwardPart1Records holds the free ocannlConvBF16BackwardPart1 records.
+var ocannlConvBF16BackwardPart1Records rt.Records[ocannlConvBF16BackwardPart1]
 
-// ocannlConvBF16BackwardPart4 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart2 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart4 struct {
+type ocannlConvBF16BackwardPart2 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r7 *ocannlConvBF16BackwardPart4) Part(j21 int) {
-	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r5 *ocannlConvBF16BackwardPart2) Part(j20 int) {
+	pNetLinear1W, scratch := r5.pNetLinear1W, r5.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 2x10x1152.
-	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j21][0], bf16.Operand{F: &scratch.net_h[2*j21][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j20][0], bf16.Operand{F: &scratch.net_h[2*j20][0][0][0]}, bf16.Operand{
 		F: &pNetLinear1W[0],
 		P: &scratch.pNetLinear1WBF16,
 	}, bf16.Shape{
@@ -36141,46 +35195,46 @@ func (r7 *ocannlConvBF16BackwardPart4) Part(j21 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart4Records holds the free ocannlConvBF16BackwardPart4 records.
-var ocannlConvBF16BackwardPart4Records rt.Records[ocannlConvBF16BackwardPart4]
+// ocannlConvBF16BackwardPart2Records holds the free ocannlConvBF16BackwardPart2 records.
+var ocannlConvBF16BackwardPart2Records rt.Records[ocannlConvBF16BackwardPart2]
 
-// ocannlConvBF16BackwardPart5 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart3 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart5 struct {
+type ocannlConvBF16BackwardPart3 struct {
 	pNetLinear1B *[10]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r8 *ocannlConvBF16BackwardPart5) Part(j22 int) {
-	pNetLinear1B, scratch := r8.pNetLinear1B, r8.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r6 *ocannlConvBF16BackwardPart3) Part(j21 int) {
+	pNetLinear1B, scratch := r6.pNetLinear1B, r6.scratch
 	for i0 := range 2 {
-		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j22]
-		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j22]
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+2*j21]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+2*j21]
 		for i1 := range 10 {
 			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
 		}
 	}
 }
 
-// ocannlConvBF16BackwardPart5Records holds the free ocannlConvBF16BackwardPart5 records.
-var ocannlConvBF16BackwardPart5Records rt.Records[ocannlConvBF16BackwardPart5]
+// ocannlConvBF16BackwardPart3Records holds the free ocannlConvBF16BackwardPart3 records.
+var ocannlConvBF16BackwardPart3Records rt.Records[ocannlConvBF16BackwardPart3]
 
-// ocannlConvBF16BackwardPart6 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
+// ocannlConvBF16BackwardPart4 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlConvBF16BackwardPart6 struct {
+type ocannlConvBF16BackwardPart4 struct {
 	gNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 6).
-func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
-	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
+// Part runs part j24 of the nest (0 <= j24 < 6).
+func (r11 *ocannlConvBF16BackwardPart4) Part(j24 int) {
+	gNetLinear1W, scratch := r11.gNetLinear1W, r11.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 10x192x16.
-	bf16.GemmOps(&gNetLinear1W[192*j25], bf16.Operand{
+	bf16.GemmOps(&gNetLinear1W[192*j24], bf16.Operand{
 		F: &scratch.train_cross_entropy_1_logp_grad[0][0],
 		P: &scratch.train_cross_entropy_1_logp_gradBF16,
-	}, bf16.Operand{F: &scratch.net_h[0][j25][0][0]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_h[0][j24][0][0]}, bf16.Shape{
 		AK:        10,
 		AM:        1,
 		BK:        1152,
@@ -36194,24 +35248,24 @@ func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart6Records holds the free ocannlConvBF16BackwardPart6 records.
-var ocannlConvBF16BackwardPart6Records rt.Records[ocannlConvBF16BackwardPart6]
+// ocannlConvBF16BackwardPart4Records holds the free ocannlConvBF16BackwardPart4 records.
+var ocannlConvBF16BackwardPart4Records rt.Records[ocannlConvBF16BackwardPart4]
 
-// ocannlConvBF16BackwardPart7 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
+// ocannlConvBF16BackwardPart5 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlConvBF16BackwardPart7 struct {
+type ocannlConvBF16BackwardPart5 struct {
 	pNetLinear1W *[11520]float32
 	scratch      *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 6).
-func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
-	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
+// Part runs part j25 of the nest (0 <= j25 < 6).
+func (r12 *ocannlConvBF16BackwardPart5) Part(j25 int) {
+	pNetLinear1W, scratch := r12.pNetLinear1W, r12.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x192x10.
-	bf16.GemmOps(&scratch.net_h_grad[0][j26][0][0], bf16.Operand{
+	bf16.GemmOps(&scratch.net_h_grad[0][j25][0][0], bf16.Operand{
 		F: &scratch.train_cross_entropy_1_logp_grad[0][0],
 		P: &scratch.train_cross_entropy_1_logp_gradBF162,
-	}, bf16.Operand{F: &pNetLinear1W[192*j26]}, bf16.Shape{
+	}, bf16.Operand{F: &pNetLinear1W[192*j25]}, bf16.Shape{
 		AK:        1,
 		AM:        10,
 		BK:        1152,
@@ -36225,35 +35279,35 @@ func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart7Records holds the free ocannlConvBF16BackwardPart7 records.
-var ocannlConvBF16BackwardPart7Records rt.Records[ocannlConvBF16BackwardPart7]
+// ocannlConvBF16BackwardPart5Records holds the free ocannlConvBF16BackwardPart5 records.
+var ocannlConvBF16BackwardPart5Records rt.Records[ocannlConvBF16BackwardPart5]
 
-// ocannlConvBF16BackwardPart8 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart6 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart8 struct {
+type ocannlConvBF16BackwardPart6 struct {
 	scratch                *ocannlConvBF16BackwardScratch
 	gNetConv2d1BiasPartial [8][32]float32
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
-	scratch, gNetConv2d1BiasPartial := r17.scratch, &r17.gNetConv2d1BiasPartial
-	gNetConv2d1BiasPartial[j27] = [32]float32{}
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r15 *ocannlConvBF16BackwardPart6) Part(j26 int) {
+	scratch, gNetConv2d1BiasPartial := r15.scratch, &r15.gNetConv2d1BiasPartial
+	gNetConv2d1BiasPartial[j26] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce24AVX512(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce25AVX512(&gNetConv2d1BiasPartial[j26][0], &scratch.net_h_1_grad[2*j26][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d1BiasPartial[j26][0], &scratch.net_h_1_grad[2*j26][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
+		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j26]
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := 0; i2 < 4; i2 += 4 {
-					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
-					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+1]
-					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+2]
-					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j27][i1][i2+3]
+					net_h_1_gradRow2 := &scratch.net_h_1_grad[i0+2*j26][i1][i2]
+					net_h_1_gradRow3 := &scratch.net_h_1_grad[i0+2*j26][i1][i2+1]
+					net_h_1_gradRow4 := &scratch.net_h_1_grad[i0+2*j26][i1][i2+2]
+					net_h_1_gradRow5 := &scratch.net_h_1_grad[i0+2*j26][i1][i2+3]
 					for i3 := range 32 {
 						acc11 := gNetConv2d1BiasPartialRow[i3]
 						acc11 += net_h_1_gradRow2[i3]
@@ -36264,7 +35318,7 @@ func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
 					}
 				}
 				for i2 := 4; i2 < 6; i2++ {
-					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j27][i1][i2]
+					net_h_1_gradRow6 := &scratch.net_h_1_grad[i0+2*j26][i1][i2]
 					for i3 := range 32 {
 						gNetConv2d1BiasPartialRow[i3] += net_h_1_gradRow6[i3]
 					}
@@ -36274,24 +35328,24 @@ func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart8Records holds the free ocannlConvBF16BackwardPart8 records.
-var ocannlConvBF16BackwardPart8Records rt.Records[ocannlConvBF16BackwardPart8]
+// ocannlConvBF16BackwardPart6Records holds the free ocannlConvBF16BackwardPart6 records.
+var ocannlConvBF16BackwardPart6Records rt.Records[ocannlConvBF16BackwardPart6]
 
-// ocannlConvBF16BackwardPart9 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart7 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart9 struct {
+type ocannlConvBF16BackwardPart7 struct {
 	pNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j29 of the nest (0 <= j29 < 8).
-func (r18 *ocannlConvBF16BackwardPart9) Part(j29 int) {
-	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r16 *ocannlConvBF16BackwardPart7) Part(j28 int) {
+	pNetConv2d1Kernel, scratch := r16.pNetConv2d1Kernel, r16.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 6x48x32.
 	for i0 := range 2 {
 		for i2 := range 6 {
 			for i4 := range 3 {
-				bf16.GemmOps(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[i0+2*j29][0][i2][0]), bf16.Operand{
+				bf16.GemmOps(&scratch.net_conv2d_1_x_grad[i0+2*j28][i4][2*i2][0], scratch.net_h_1_gradBF16.At(&scratch.net_h_1_grad[i0+2*j28][0][i2][0]), bf16.Operand{
 					F: &pNetConv2d1Kernel[48*i4],
 					P: &scratch.pNetConv2d1KernelBF162[i4],
 				}, bf16.Shape{
@@ -36310,24 +35364,24 @@ func (r18 *ocannlConvBF16BackwardPart9) Part(j29 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart9Records holds the free ocannlConvBF16BackwardPart9 records.
-var ocannlConvBF16BackwardPart9Records rt.Records[ocannlConvBF16BackwardPart9]
+// ocannlConvBF16BackwardPart7Records holds the free ocannlConvBF16BackwardPart7 records.
+var ocannlConvBF16BackwardPart7Records rt.Records[ocannlConvBF16BackwardPart7]
 
-// ocannlConvBF16BackwardPart10 is the task record of a loop nest of ocannlConvBF16Backward that runs in 3 parts, one
+// ocannlConvBF16BackwardPart8 is the task record of a loop nest of ocannlConvBF16Backward that runs in 3 parts, one
 // for each 1 values of i4 (see rt.Pool).
-type ocannlConvBF16BackwardPart10 struct {
+type ocannlConvBF16BackwardPart8 struct {
 	gNetConv2d1Kernel *[4608]float32
 	scratch           *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 3).
-func (r19 *ocannlConvBF16BackwardPart10) Part(j30 int) {
-	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
+// Part runs part j29 of the nest (0 <= j29 < 3).
+func (r17 *ocannlConvBF16BackwardPart8) Part(j29 int) {
+	gNetConv2d1Kernel, scratch := r17.gNetConv2d1Kernel, r17.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x48x576.
-	bf16.GemmOps(&gNetConv2d1Kernel[48*j30], bf16.Operand{
+	bf16.GemmOps(&gNetConv2d1Kernel[48*j29], bf16.Operand{
 		F: &scratch.net_h_1_grad[0][0][0][0],
 		P: &scratch.net_h_1_gradBF162,
-	}, bf16.Operand{F: &scratch.net_conv2d_1_x[0][j30][0][0]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_conv2d_1_x[0][j29][0][0]}, bf16.Shape{
 		AK:  1152,
 		AK2: 32,
 		AK3: 192,
@@ -36346,74 +35400,74 @@ func (r19 *ocannlConvBF16BackwardPart10) Part(j30 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart10Records holds the free ocannlConvBF16BackwardPart10 records.
-var ocannlConvBF16BackwardPart10Records rt.Records[ocannlConvBF16BackwardPart10]
+// ocannlConvBF16BackwardPart8Records holds the free ocannlConvBF16BackwardPart8 records.
+var ocannlConvBF16BackwardPart8Records rt.Records[ocannlConvBF16BackwardPart8]
 
-// ocannlConvBF16BackwardPart11 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart9 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 rows of net.conv2d#1/x.grad, their margins (see rt.Pool).
-type ocannlConvBF16BackwardPart11 struct {
+type ocannlConvBF16BackwardPart9 struct {
 	scratch *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j31 of the nest (0 <= j31 < 8).
-func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
-	scratch := r20.scratch
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r18 *ocannlConvBF16BackwardPart9) Part(j30 int) {
+	scratch := r18.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap38AVX512(&scratch.net_conv2d_1_x_grad[2*j30][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap38AVX2(&scratch.net_conv2d_1_x_grad[2*j30][0][0][0])
 	} else {
-		for j32 := range 2 {
-			for j33 := range 15 {
-				for j34 := range 16 {
-					scratch.net_conv2d_1_x_grad[j32+2*j31][0][j33][j34] = 0
+		for j31 := range 2 {
+			for j32 := range 15 {
+				for j33 := range 16 {
+					scratch.net_conv2d_1_x_grad[j31+2*j30][0][j32][j33] = 0
 				}
 			}
 		}
 	}
 	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j35 := range 2 {
-			ocannlMap49AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		for j34 := range 2 {
+			ocannlMap39AVX512(&scratch.net_conv2d_1_x_grad[j34+2*j30][13][0][0])
 		}
 	} else if ocannlAVX2 {
-		for j35 := range 2 {
-			ocannlMap49AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		for j34 := range 2 {
+			ocannlMap39AVX2(&scratch.net_conv2d_1_x_grad[j34+2*j30][13][0][0])
 		}
 	} else {
-		for j36 := range 2 {
-			for j37 := 13; j37 < 15; j37++ {
-				for j38 := range 15 {
-					for j39 := range 16 {
-						scratch.net_conv2d_1_x_grad[j36+2*j31][j37][j38][j39] = 0
+		for j35 := range 2 {
+			for j36 := 13; j36 < 15; j36++ {
+				for j37 := range 15 {
+					for j38 := range 16 {
+						scratch.net_conv2d_1_x_grad[j35+2*j30][j36][j37][j38] = 0
 					}
 				}
 			}
 		}
 	}
-	for j40 := range 2 {
-		for j41 := 1; j41 < 13; j41++ {
-			for j42 := range 16 {
-				scratch.net_conv2d_1_x_grad[j40+2*j31][j41][0][j42] = 0
+	for j39 := range 2 {
+		for j40 := 1; j40 < 13; j40++ {
+			for j41 := range 16 {
+				scratch.net_conv2d_1_x_grad[j39+2*j30][j40][0][j41] = 0
 			}
 		}
 	}
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for j43 := range 2 {
-			ocannlMap50AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		for j42 := range 2 {
+			ocannlMap40AVX512(&scratch.net_conv2d_1_x_grad[j42+2*j30][1][13][0])
 		}
 	} else if ocannlAVX2 {
-		for j43 := range 2 {
-			ocannlMap50AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		for j42 := range 2 {
+			ocannlMap40AVX2(&scratch.net_conv2d_1_x_grad[j42+2*j30][1][13][0])
 		}
 	} else {
-		for j44 := range 2 {
-			for j45 := 1; j45 < 13; j45++ {
-				for j46 := 13; j46 < 15; j46++ {
-					for j47 := range 16 {
-						scratch.net_conv2d_1_x_grad[j44+2*j31][j45][j46][j47] = 0
+		for j43 := range 2 {
+			for j44 := 1; j44 < 13; j44++ {
+				for j45 := 13; j45 < 15; j45++ {
+					for j46 := range 16 {
+						scratch.net_conv2d_1_x_grad[j43+2*j30][j44][j45][j46] = 0
 					}
 				}
 			}
@@ -36421,44 +35475,44 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart11Records holds the free ocannlConvBF16BackwardPart11 records.
-var ocannlConvBF16BackwardPart11Records rt.Records[ocannlConvBF16BackwardPart11]
+// ocannlConvBF16BackwardPart9Records holds the free ocannlConvBF16BackwardPart9 records.
+var ocannlConvBF16BackwardPart9Records rt.Records[ocannlConvBF16BackwardPart9]
 
-// ocannlConvBF16BackwardPart12 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart10 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart12 struct {
+type ocannlConvBF16BackwardPart10 struct {
 	scratch *ocannlConvBF16BackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
-	scratch := r23.scratch
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r21 *ocannlConvBF16BackwardPart10) Part(j47 int) {
+	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap51AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap41AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j47][0][0][0], &scratch.net_conv2d_1_x[i0+2*j47][1][1][0], &scratch.net_conv2d_1_x_grad[i0+2*j47][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap51AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap41AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j47][0][0][0], &scratch.net_conv2d_1_x[i0+2*j47][1][1][0], &scratch.net_conv2d_1_x_grad[i0+2*j47][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_conv2d_1_x_1Row3 := &scratch.net_conv2d_1_x_1[i0+2*j48][i1][i2]
-					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j48][i1+1][i2+1]
-					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2]
+					net_conv2d_1_xRow4 := &scratch.net_conv2d_1_x[i0+2*j47][i1+1][i2+1]
+					net_conv2d_1_x_gradRow2 := &scratch.net_conv2d_1_x_grad[i0+2*j47][i1+1][i2+1]
+					net_conv2d_1_x_1_gradRow := &scratch.net_conv2d_1_x_1_grad[i0+2*j47][i1][i2]
 					for i3 := range 16 {
-						var r21 float32
-						if 0 < net_conv2d_1_x_1Row3[i3] {
-							r21 = 1
+						var r19 float32
+						if 0 < net_conv2d_1_xRow4[i3] {
+							r19 = 1
 						}
-						r22 := float32(0)
-						if r21 != 0 {
-							r22 = net_conv2d_1_x_gradRow2[i3]
+						r20 := float32(0)
+						if r19 != 0 {
+							r20 = net_conv2d_1_x_gradRow2[i3]
 						}
-						net_conv2d_1_x_1_gradRow[i3] += r22
+						net_conv2d_1_x_1_gradRow[i3] += r20
 					}
 				}
 			}
@@ -36466,35 +35520,35 @@ func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart12Records holds the free ocannlConvBF16BackwardPart12 records.
-var ocannlConvBF16BackwardPart12Records rt.Records[ocannlConvBF16BackwardPart12]
+// ocannlConvBF16BackwardPart10Records holds the free ocannlConvBF16BackwardPart10 records.
+var ocannlConvBF16BackwardPart10Records rt.Records[ocannlConvBF16BackwardPart10]
 
-// ocannlConvBF16BackwardPart13 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart11 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart13 struct {
+type ocannlConvBF16BackwardPart11 struct {
 	scratch                *ocannlConvBF16BackwardScratch
 	gNetConv2d2BiasPartial [8][16]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
-	scratch, gNetConv2d2BiasPartial := r24.scratch, &r24.gNetConv2d2BiasPartial
-	gNetConv2d2BiasPartial[j49] = [16]float32{}
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r22 *ocannlConvBF16BackwardPart11) Part(j48 int) {
+	scratch, gNetConv2d2BiasPartial := r22.scratch, &r22.gNetConv2d2BiasPartial
+	gNetConv2d2BiasPartial[j48] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlReduce26AVX512(&gNetConv2d2BiasPartial[j48][0], &scratch.net_conv2d_1_x_1_grad[2*j48][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j49][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlReduce26AVX2(&gNetConv2d2BiasPartial[j48][0], &scratch.net_conv2d_1_x_1_grad[2*j48][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j49]
+		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j48]
 		for i0 := range 2 {
 			for i1 := range 12 {
 				for i2 := 0; i2 < 12; i2 += 4 {
-					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2]
-					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+1]
-					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+2]
-					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j49][i1][i2+3]
+					net_conv2d_1_x_1_gradRow2 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2]
+					net_conv2d_1_x_1_gradRow3 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2+1]
+					net_conv2d_1_x_1_gradRow4 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2+2]
+					net_conv2d_1_x_1_gradRow5 := &scratch.net_conv2d_1_x_1_grad[i0+2*j48][i1][i2+3]
 					for i3 := range 16 {
 						acc13 := gNetConv2d2BiasPartialRow[i3]
 						acc13 += net_conv2d_1_x_1_gradRow2[i3]
@@ -36509,22 +35563,22 @@ func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
 	}
 }
 
-// ocannlConvBF16BackwardPart13Records holds the free ocannlConvBF16BackwardPart13 records.
-var ocannlConvBF16BackwardPart13Records rt.Records[ocannlConvBF16BackwardPart13]
+// ocannlConvBF16BackwardPart11Records holds the free ocannlConvBF16BackwardPart11 records.
+var ocannlConvBF16BackwardPart11Records rt.Records[ocannlConvBF16BackwardPart11]
 
-// ocannlConvBF16BackwardPart14 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
+// ocannlConvBF16BackwardPart12 is the task record of a loop nest of ocannlConvBF16Backward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlConvBF16BackwardPart14 struct {
+type ocannlConvBF16BackwardPart12 struct {
 	scratch                  *ocannlConvBF16BackwardScratch
 	gNetConv2d2KernelPartial [8][16][3][3][3]float32
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r25 *ocannlConvBF16BackwardPart14) Part(j51 int) {
-	scratch, gNetConv2d2KernelPartial := r25.scratch, &r25.gNetConv2d2KernelPartial
-	gNetConv2d2KernelPartial[j51] = [16][3][3][3]float32{}
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r23 *ocannlConvBF16BackwardPart12) Part(j50 int) {
+	scratch, gNetConv2d2KernelPartial := r23.scratch, &r23.gNetConv2d2KernelPartial
+	gNetConv2d2KernelPartial[j50] = [16][3][3][3]float32{}
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x27x288.
-	bf16.Gemm(&gNetConv2d2KernelPartial[j51][0][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j51][0][0][0], &scratch.imagesPad[2*j51][0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetConv2d2KernelPartial[j50][0][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0], &scratch.imagesPad[2*j50][0][0][0], bf16.Shape{
 		AK:  192,
 		AK2: 16,
 		AK3: 2304,
@@ -36546,8 +35600,8 @@ func (r25 *ocannlConvBF16BackwardPart14) Part(j51 int) {
 	})
 }
 
-// ocannlConvBF16BackwardPart14Records holds the free ocannlConvBF16BackwardPart14 records.
-var ocannlConvBF16BackwardPart14Records rt.Records[ocannlConvBF16BackwardPart14]
+// ocannlConvBF16BackwardPart12Records holds the free ocannlConvBF16BackwardPart12 records.
+var ocannlConvBF16BackwardPart12Records rt.Records[ocannlConvBF16BackwardPart12]
 
 // An "invalid array index" compiler error here means that a constant the
 // kernels above were specialized for has changed: re-run ocannlgen.

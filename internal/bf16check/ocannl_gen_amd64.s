@@ -4289,30 +4289,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32)
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4348,9 +4327,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4378,9 +4357,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4389,45 +4368,45 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS (DX), Z0
 	VMOVUPS      (CX), Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap4AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap4AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap4AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap5AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap4AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap4AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap4AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap4AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap5AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap4AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap5AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap4AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -4437,123 +4416,123 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	VZEROUPPER
 	RET
 
-DATA ocannlMap5AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap5AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap4AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap4AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4574,9 +4553,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4604,9 +4583,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4637,9 +4616,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4666,9 +4645,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4694,9 +4673,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4705,45 +4684,45 @@ TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap11AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap10AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap10AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -4755,123 +4734,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap11AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap11AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap10AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4901,9 +4880,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4930,9 +4909,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4963,6 +4942,30 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
@@ -4970,144 +4973,33 @@ TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000080, BX
 
 row1:
-	MOVQ $0x00000008, SI
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000002, SI
 
 e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS (AX), Z3
+	VADDPS  Z3, Z2, Z3
+	VMOVUPS Z3, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    SI
 	JNZ     e2
-	ADDQ    $-512, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000100, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000002, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5142,9 +5034,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5171,9 +5063,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5201,9 +5093,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5226,9 +5118,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5251,9 +5143,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5277,9 +5169,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5304,9 +5196,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5325,9 +5217,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5349,9 +5241,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5370,9 +5262,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5394,9 +5286,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32)
+// func ocannlMap28AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -5411,9 +5303,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5443,26 +5335,30 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (BX), Z1
 	MOVQ         $0x00000010, BX
 
 rowb1:
 	MOVQ $0x00000004, SI
 
 row2:
-	VMOVUPS   (CX), Z1
-	VMOVUPS   (DX), Z3
-	VCMPPS    $0x04, Z0, Z1, K1
-	VBLENDMPS Z3, Z0, K1, Z2
-	VADDPS    Z0, Z2, Z1
-	VMOVUPS   Z1, (AX)
+	VMOVUPS   (CX), Z3
+	VMOVUPS   (DX), Z4
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z4, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z3
+	VDIVPS    Z1, Z3, Z3
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z3, (AX)
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
 	ADDQ      $+64, DX
@@ -5475,32 +5371,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (DX), Z1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z2
-	VDIVPS  Z1, Z2, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5525,9 +5398,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32)
+// func ocannlMap32AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5550,9 +5423,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32)
+// func ocannlMap33AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5575,9 +5448,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5602,9 +5475,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5632,9 +5505,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5643,45 +5516,45 @@ TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap36AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap36AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap36AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap42AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap36AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap36AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap36AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap36AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap42AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap36AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap42AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap36AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -5693,222 +5566,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap42AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap42AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap36AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap36AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000120, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x0000000c, DX
-
-row1:
-	MOVQ $0x0000000c, BX
-
-e2:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+192, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000240, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000480, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5933,9 +5707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32)
+// func ocannlMap38AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5955,9 +5729,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32)
+// func ocannlMap39AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5971,9 +5745,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32)
+// func ocannlMap40AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -5993,9 +5767,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6020,6 +5794,7 @@ e2:
 	ADDQ      $+64, DX
 	DECQ      SI
 	JNZ       e2
+	ADDQ      $+192, CX
 	ADDQ      $+192, DX
 	DECQ      BX
 	JNZ       row1
@@ -6065,6 +5840,48 @@ row1:
 TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMULPS       Z4, Z3, Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
 	MOVQ         $0x00000008, DX
 
@@ -6106,9 +5923,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6134,9 +5951,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
@@ -6187,9 +6004,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6217,9 +6034,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6260,9 +6077,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6290,9 +6107,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6367,9 +6184,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6392,9 +6209,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6425,9 +6242,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6485,9 +6302,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6529,9 +6346,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6563,9 +6380,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6601,9 +6418,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6640,9 +6457,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6668,9 +6485,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6733,9 +6550,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6771,9 +6588,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
@@ -6820,9 +6637,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float32, x0 *float32)
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6851,9 +6668,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6893,9 +6710,9 @@ TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// func ocannlReduce22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6924,9 +6741,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6992,9 +6809,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX512(c *float32, x0 *float32)
+// func ocannlReduce24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7014,9 +6831,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX512(c *float32, x0 *float32)
+// func ocannlReduce25AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7039,9 +6856,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX512(c *float32, x0 *float32)
+// func ocannlReduce26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12369,30 +12186,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12428,9 +12224,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12463,9 +12259,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12477,31 +12273,31 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap5AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap4AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap5AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap4AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap5AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap5AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap5AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap5AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap4AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap4AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap4AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap4AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap4AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap4AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap4AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap4AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -12512,123 +12308,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap5AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap5AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap4AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap4AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12654,9 +12450,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12684,9 +12480,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12717,9 +12513,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12746,9 +12542,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12774,9 +12570,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12785,31 +12581,31 @@ TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap10AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap11AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap10AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap10AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap10AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12820,123 +12616,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap11AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap10AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap12AVX2(c *float32, x0 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12949,83 +12745,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -13037,91 +12833,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13151,9 +12947,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13180,9 +12976,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13213,6 +13009,30 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
@@ -13220,144 +13040,33 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000080, BX
 
 row1:
-	MOVQ $0x00000010, SI
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VADDPS  Y0, Y1, Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS (AX), Y3
+	VADDPS  Y3, Y2, Y3
+	VMOVUPS Y3, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	DECQ    SI
 	JNZ     e2
-	ADDQ    $-512, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000200, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13392,9 +13101,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13421,9 +13130,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13451,9 +13160,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13476,9 +13185,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13501,9 +13210,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13527,9 +13236,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13554,9 +13263,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13575,9 +13284,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13604,9 +13313,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13630,9 +13339,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13654,9 +13363,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -13671,9 +13380,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13708,14 +13417,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (BX), Y1
 	MOVQ         $0x00000010, BX
 
 rowb1:
@@ -13725,12 +13436,14 @@ row2:
 	MOVQ $0x00000002, DI
 
 e3:
-	VMOVUPS   (CX), Y1
-	VMOVUPS   (DX), Y2
-	VCMPPS    $0x04, Y0, Y1, Y1
-	VBLENDVPS Y1, Y2, Y0, Y1
-	VADDPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (AX)
+	VMOVUPS   (CX), Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VDIVPS    Y1, Y2, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -13745,32 +13458,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13795,9 +13485,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32)
+// func ocannlMap32AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13819,9 +13509,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32)
+// func ocannlMap33AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -13843,9 +13533,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13875,9 +13565,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13905,9 +13595,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13916,31 +13606,31 @@ TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap36AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap36AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap42AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap36AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap42AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap42AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap42AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap36AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap36AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap36AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap36AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap42AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap42AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap36AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap36AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap42AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap42AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap36AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap36AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13951,227 +13641,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap42AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap42AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap36AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000120, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x0000000c, DX
-
-row1:
-	MOVQ $0x00000018, BX
-
-e2:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+192, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000240, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000900, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14196,9 +13782,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32)
+// func ocannlMap38AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14218,9 +13804,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32)
+// func ocannlMap39AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14234,9 +13820,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32)
+// func ocannlMap40AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14256,9 +13842,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14283,6 +13869,7 @@ e2:
 	ADDQ      $+32, DX
 	DECQ      SI
 	JNZ       e2
+	ADDQ      $+192, CX
 	ADDQ      $+192, DX
 	DECQ      BX
 	JNZ       row1
@@ -14337,6 +13924,65 @@ row1:
 TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
 	MOVQ         $0x00000008, DX
 
@@ -14374,9 +14020,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14402,9 +14048,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
@@ -14456,9 +14102,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14488,9 +14134,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14529,9 +14175,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14561,9 +14207,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14637,9 +14283,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14670,9 +14316,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14708,9 +14354,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14800,9 +14446,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14849,9 +14495,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14892,9 +14538,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14930,9 +14576,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14974,9 +14620,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15002,9 +14648,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15073,9 +14719,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15111,9 +14757,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
@@ -15155,9 +14801,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15185,9 +14831,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15226,9 +14872,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15256,9 +14902,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15323,9 +14969,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15348,9 +14994,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float32, x0 *float32)
+// func ocannlReduce25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15381,9 +15027,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float32, x0 *float32)
+// func ocannlReduce26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

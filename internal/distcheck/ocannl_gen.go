@@ -3004,14 +3004,11 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -3021,14 +3018,11 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -3187,10 +3181,10 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -3211,10 +3205,10 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -3230,10 +3224,8 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [2][16]float32
-	var net_a1_2 [2][16]float32
 	var net_a1 [2][16]float32
 	var net_a2_1 [2][16]float32
-	var net_a2_2 [2][16]float32
 	var net_a2 [2][16]float32
 	var train_cross_entropy_1_logits_1 [2][4]float32
 	var train_cross_entropy_1_logits [2][4]float32
@@ -3278,21 +3270,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -3321,21 +3304,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -3642,14 +3616,14 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -3729,14 +3703,14 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -4170,14 +4144,11 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -4187,14 +4158,11 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -4353,10 +4321,10 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -4377,10 +4345,10 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -4396,10 +4364,8 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [4][16]float32
-	var net_a1_2 [4][16]float32
 	var net_a1 [4][16]float32
 	var net_a2_1 [4][16]float32
-	var net_a2_2 [4][16]float32
 	var net_a2 [4][16]float32
 	var train_cross_entropy_1_logits_1 [4][4]float32
 	var train_cross_entropy_1_logits [4][4]float32
@@ -4444,21 +4410,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -4487,21 +4444,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -4819,14 +4767,14 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -4910,14 +4858,14 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -5355,14 +5303,11 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -5372,14 +5317,11 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -5538,10 +5480,10 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -5562,10 +5504,10 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -5581,10 +5523,8 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [6][16]float32
-	var net_a1_2 [6][16]float32
 	var net_a1 [6][16]float32
 	var net_a2_1 [6][16]float32
-	var net_a2_2 [6][16]float32
 	var net_a2 [6][16]float32
 	var train_cross_entropy_1_logits_1 [6][4]float32
 	var train_cross_entropy_1_logits [6][4]float32
@@ -5629,21 +5569,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 6 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 6 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -5672,21 +5603,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 6 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 6 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -6012,14 +5934,14 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 6 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -6111,14 +6033,14 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 6 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -6581,14 +6503,11 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -6598,14 +6517,11 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -6764,10 +6680,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -6788,10 +6704,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -6807,10 +6723,8 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [8][16]float32
-	var net_a1_2 [8][16]float32
 	var net_a1 [8][16]float32
 	var net_a2_1 [8][16]float32
-	var net_a2_2 [8][16]float32
 	var net_a2 [8][16]float32
 	var train_cross_entropy_1_logits_1 [8][4]float32
 	var train_cross_entropy_1_logits [8][4]float32
@@ -6855,21 +6769,12 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 8 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 8 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -6898,21 +6803,12 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 8 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 8 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -7269,14 +7165,14 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 8 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -7362,14 +7258,14 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 8 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -7802,14 +7698,11 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -7819,14 +7712,11 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -7985,10 +7875,10 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -8009,10 +7899,10 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -8028,10 +7918,8 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [2][16]float64
-	var net_a1_2 [2][16]float64
 	var net_a1 [2][16]float64
 	var net_a2_1 [2][16]float64
-	var net_a2_2 [2][16]float64
 	var net_a2 [2][16]float64
 	var train_cross_entropy_1_logits_1 [2][4]float64
 	var train_cross_entropy_1_logits [2][4]float64
@@ -8076,21 +7964,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -8119,21 +7998,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -8440,14 +8310,14 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -8527,14 +8397,14 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -8966,14 +8836,11 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -8983,14 +8850,11 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -9149,10 +9013,10 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -9173,10 +9037,10 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -9192,10 +9056,8 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [4][16]float64
-	var net_a1_2 [4][16]float64
 	var net_a1 [4][16]float64
 	var net_a2_1 [4][16]float64
-	var net_a2_2 [4][16]float64
 	var net_a2 [4][16]float64
 	var train_cross_entropy_1_logits_1 [4][4]float64
 	var train_cross_entropy_1_logits [4][4]float64
@@ -9240,21 +9102,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -9283,21 +9136,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -9613,14 +9457,14 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -9704,14 +9548,14 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -10147,14 +9991,11 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -10164,14 +10005,11 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -10330,10 +10168,10 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -10354,10 +10192,10 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -10373,10 +10211,8 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [6][16]float64
-	var net_a1_2 [6][16]float64
 	var net_a1 [6][16]float64
 	var net_a2_1 [6][16]float64
-	var net_a2_2 [6][16]float64
 	var net_a2 [6][16]float64
 	var train_cross_entropy_1_logits_1 [6][4]float64
 	var train_cross_entropy_1_logits [6][4]float64
@@ -10421,21 +10257,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 6 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 6 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -10464,21 +10291,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 6 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 6 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -10802,14 +10620,14 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 6 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -10901,14 +10719,14 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 6 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -11369,14 +11187,11 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -11386,14 +11201,11 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -11552,10 +11364,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -11576,10 +11388,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -11595,10 +11407,8 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [8][16]float64
-	var net_a1_2 [8][16]float64
 	var net_a1 [8][16]float64
 	var net_a2_1 [8][16]float64
-	var net_a2_2 [8][16]float64
 	var net_a2 [8][16]float64
 	var train_cross_entropy_1_logits_1 [8][4]float64
 	var train_cross_entropy_1_logits [8][4]float64
@@ -11643,21 +11453,12 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 8 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 8 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -11686,21 +11487,12 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 8 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 8 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -12055,14 +11847,14 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 8 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -12148,14 +11940,14 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 8 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)

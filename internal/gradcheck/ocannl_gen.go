@@ -18722,14 +18722,11 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	      _objective.net/a1.1[i0, i1] += objective.net.w1[i1, i2] * x[i0, i2]
 //
 //	# _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _objective.net/a1.2[i0, i1] = _objective.net/a1.1[i0, i1] + objective.net.b1[i1]
 //
-//	# objective.net/a1 = pointwise relu of _objective.net/a1.2
+//	# objective.net/a1 = pointwise relu of _objective.net/a1.2, with _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    objective.net/a1[i0, i1] = relu(_objective.net/a1.2[i0, i1])
+//	    objective.net/a1[i0, i1] = relu(_objective.net/a1.1[i0, i1] + objective.net.b1[i1])
 //
 //	# _objective.net/a2.1 = compose "*" of objective.net.w2, objective.net/a1
 //	fill _objective.net/a2.1 with 0
@@ -18739,14 +18736,11 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	      _objective.net/a2.1[i0, i1] += objective.net.w2[i1, i2] * objective.net/a1[i0, i2]
 //
 //	# _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.net/a2.2[i0, i1] = _objective.net/a2.1[i0, i1] + objective.net.b2[i1]
 //
-//	# objective.net/a2 = pointwise relu of _objective.net/a2.2
+//	# objective.net/a2 = pointwise relu of _objective.net/a2.2, with _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    objective.net/a2[i0, i1] = relu(_objective.net/a2.2[i0, i1])
+//	    objective.net/a2[i0, i1] = relu(_objective.net/a2.1[i0, i1] + objective.net.b2[i1])
 //
 //	# _objective.hinge#1/scores.1 = compose "*" of objective.net.w3, objective.net/a2
 //	fill _objective.hinge#1/scores.1 with 0
@@ -18807,9 +18801,9 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	for i0 in 0..5:
 //	  objective.hinge#1/margin.grad[i0, 0] += _objective.1.grad[0]
 //
-//	# backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.hinge#1/margin.2.grad
+//	# backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _objective.hinge#1/margin.2.grad
 //	for i0 in 0..5:
-//	  _objective.hinge#1/margin.2.grad[i0, 0] += where(0 < _objective.hinge#1/margin.2[i0, 0], objective.hinge#1/margin.grad[i0, 0], 0)
+//	  _objective.hinge#1/margin.2.grad[i0, 0] += where(0 < objective.hinge#1/margin[i0, 0], objective.hinge#1/margin.grad[i0, 0], 0)
 //
 //	# backprop of op 9 (_objective.hinge#1/margin.2 = pointwise "-" of _num.1, _objective.hinge#1/margin.1): g2 =- g; g2 is _objective.hinge#1/margin.1.grad
 //	for i0 in 0..5:
@@ -18837,10 +18831,10 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	  for i1 in 0..2:
 //	    objective.net/a2.grad[i0, i1] += objective.net.w3[0, i1] * _objective.hinge#1/scores.1.grad[i0, 0]
 //
-//	# backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a2.2.grad
+//	# backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    _objective.net/a2.2.grad[i0, i1] += where(0 < _objective.net/a2.2[i0, i1], objective.net/a2.grad[i0, i1], 0)
+//	    _objective.net/a2.2.grad[i0, i1] += where(0 < objective.net/a2[i0, i1], objective.net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g1 =+ g; g1 is _objective.net/a2.1.grad (the copy elided: _objective.net/a2.1.grad reads _objective.net/a2.2.grad)
 //
@@ -18861,10 +18855,10 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	    for i2 in 0..3:
 //	      objective.net/a1.grad[i0, i2] += objective.net.w2[i1, i2] * _objective.net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a1.2.grad
+//	# backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    _objective.net/a1.2.grad[i0, i1] += where(0 < _objective.net/a1.2[i0, i1], objective.net/a1.grad[i0, i1], 0)
+//	    _objective.net/a1.2.grad[i0, i1] += where(0 < objective.net/a1[i0, i1], objective.net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g1 =+ g; g1 is _objective.net/a1.1.grad (the copy elided: _objective.net/a1.1.grad reads _objective.net/a1.2.grad)
 //
@@ -18880,10 +18874,8 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	      objective.net.w1.grad[i1, i2] += _objective.net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, gObjectiveNetW1 *[8]float64, gObjectiveNetB1 *[4]float64, gObjectiveNetW2 *[12]float64, gObjectiveNetB2 *[3]float64, gObjectiveNetW3 *[3]float64, gObjectiveNetB3 *[1]float64, loss *[1]float64) {
 	var objective_net_a1_1 [6][4]float64
-	var objective_net_a1_2 [6][4]float64
 	var objective_net_a1 [6][4]float64
 	var objective_net_a2_1 [6][3]float64
-	var objective_net_a2_2 [6][3]float64
 	var objective_net_a2 [6][3]float64
 	var objective_hinge_1_scores_1 [6][1]float64
 	var objective_hinge_1_scores [6][1]float64
@@ -18917,21 +18909,12 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1
+	// objective.net/a1 = pointwise relu of _objective.net/a1.2, with _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1 fused
 	for i0 := range 6 {
 		objective_net_a1_1Row := &objective_net_a1_1[i0]
-		objective_net_a1_2Row := &objective_net_a1_2[i0]
-		for i1 := range 4 {
-			objective_net_a1_2Row[i1] = objective_net_a1_1Row[i1] + pObjectiveNetB1[i1]
-		}
-	}
-
-	// objective.net/a1 = pointwise relu of _objective.net/a1.2
-	for i0 := range 6 {
-		objective_net_a1_2Row2 := &objective_net_a1_2[i0]
 		objective_net_a1Row := &objective_net_a1[i0]
 		for i1 := range 4 {
-			r := objective_net_a1_2Row2[i1]
+			r := objective_net_a1_1Row[i1] + pObjectiveNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -18953,21 +18936,12 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2
+	// objective.net/a2 = pointwise relu of _objective.net/a2.2, with _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2 fused
 	for i0 := range 6 {
 		objective_net_a2_1Row := &objective_net_a2_1[i0]
-		objective_net_a2_2Row := &objective_net_a2_2[i0]
-		for i1 := range 3 {
-			objective_net_a2_2Row[i1] = objective_net_a2_1Row[i1] + pObjectiveNetB2[i1]
-		}
-	}
-
-	// objective.net/a2 = pointwise relu of _objective.net/a2.2
-	for i0 := range 6 {
-		objective_net_a2_2Row2 := &objective_net_a2_2[i0]
 		objective_net_a2Row := &objective_net_a2[i0]
 		for i1 := range 3 {
-			r2 := objective_net_a2_2Row2[i1]
+			r2 := objective_net_a2_1Row[i1] + pObjectiveNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -19042,10 +19016,10 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		objective_hinge_1_margin_grad[i0][0] += objective_1_gradV
 	}
 
-	// backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.hinge#1/margin.2.grad
+	// backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _objective.hinge#1/margin.2.grad
 	for i0 := range 6 {
 		var r4 float64
-		if 0 < objective_hinge_1_margin_2[i0][0] {
+		if 0 < objective_hinge_1_margin[i0][0] {
 			r4 = 1
 		}
 		r5 := float64(0)
@@ -19115,14 +19089,14 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a2.2.grad
+	// backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a2.2.grad
 	for i0 := range 6 {
-		objective_net_a2_2Row3 := &objective_net_a2_2[i0]
+		objective_net_a2Row8 := &objective_net_a2[i0]
 		objective_net_a2_gradRow2 := &objective_net_a2_grad[i0]
 		objective_net_a2_2_gradRow := &objective_net_a2_2_grad[i0]
 		for i1 := range 3 {
 			var r6 float64
-			if 0 < objective_net_a2_2Row3[i1] {
+			if 0 < objective_net_a2Row8[i1] {
 				r6 = 1
 			}
 			r7 := float64(0)
@@ -19187,14 +19161,14 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a1.2.grad
+	// backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a1.2.grad
 	for i0 := range 6 {
-		objective_net_a1_2Row3 := &objective_net_a1_2[i0]
+		objective_net_a1Row4 := &objective_net_a1[i0]
 		objective_net_a1_gradRow2 := &objective_net_a1_grad[i0]
 		objective_net_a1_2_gradRow := &objective_net_a1_2_grad[i0]
 		for i1 := range 4 {
 			var r8 float64
-			if 0 < objective_net_a1_2Row3[i1] {
+			if 0 < objective_net_a1Row4[i1] {
 				r8 = 1
 			}
 			r9 := float64(0)
@@ -19401,14 +19375,11 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	      _objective.l2/x.1[i0, i1] += objective.l1.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.l2/x.2[i0, i1] = _objective.l2/x.1[i0, i1] + objective.l1.b[i1]
 //
-//	# objective.l2/x = pointwise relu of _objective.l2/x.2
+//	# objective.l2/x = pointwise relu of _objective.l2/x.2, with _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    objective.l2/x[i0, i1] = relu(_objective.l2/x.2[i0, i1])
+//	    objective.l2/x[i0, i1] = relu(_objective.l2/x.1[i0, i1] + objective.l1.b[i1])
 //
 //	# _objective.1 = compose "*" of objective.l2.w, objective.l2/x
 //	fill _objective.1 with 0
@@ -19465,10 +19436,10 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	    for i2 in 0..3:
 //	      objective.l2/x.grad[i0, i2] += objective.l2.w[i1, i2] * _objective.2.grad[i0, i1]
 //
-//	# backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.l2/x.2.grad
+//	# backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < t), g, 0); g1 is _objective.l2/x.2.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    _objective.l2/x.2.grad[i0, i1] += where(0 < _objective.l2/x.2[i0, i1], objective.l2/x.grad[i0, i1], 0)
+//	    _objective.l2/x.2.grad[i0, i1] += where(0 < objective.l2/x[i0, i1], objective.l2/x.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g1 =+ g; g1 is _objective.l2/x.1.grad (the copy elided: _objective.l2/x.1.grad reads _objective.l2/x.2.grad)
 //
@@ -19484,7 +19455,6 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	      objective.l1.w.grad[i1, i2] += _objective.l2/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, gObjectiveL1W *[8]float64, gObjectiveL1B *[4]float64, gObjectiveL2W *[12]float64, gObjectiveL2B *[3]float64, loss *[1]float64) {
 	var objective_l2_x_1 [5][4]float64
-	var objective_l2_x_2 [5][4]float64
 	var objective_l2_x [5][4]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
@@ -19507,21 +19477,12 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 		}
 	}
 
-	// _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b
+	// objective.l2/x = pointwise relu of _objective.l2/x.2, with _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b fused
 	for i0 := range 5 {
 		objective_l2_x_1Row := &objective_l2_x_1[i0]
-		objective_l2_x_2Row := &objective_l2_x_2[i0]
-		for i1 := range 4 {
-			objective_l2_x_2Row[i1] = objective_l2_x_1Row[i1] + pObjectiveL1B[i1]
-		}
-	}
-
-	// objective.l2/x = pointwise relu of _objective.l2/x.2
-	for i0 := range 5 {
-		objective_l2_x_2Row2 := &objective_l2_x_2[i0]
 		objective_l2_xRow := &objective_l2_x[i0]
 		for i1 := range 4 {
-			r2 := objective_l2_x_2Row2[i1]
+			r2 := objective_l2_x_1Row[i1] + pObjectiveL1B[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -19631,14 +19592,14 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 		}
 	}
 
-	// backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.l2/x.2.grad
+	// backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < t), g, 0); g1 is _objective.l2/x.2.grad
 	for i0 := range 5 {
-		objective_l2_x_2Row3 := &objective_l2_x_2[i0]
+		objective_l2_xRow4 := &objective_l2_x[i0]
 		objective_l2_x_gradRow2 := &objective_l2_x_grad[i0]
 		objective_l2_x_2_gradRow := &objective_l2_x_2_grad[i0]
 		for i1 := range 4 {
 			var r3 float64
-			if 0 < objective_l2_x_2Row3[i1] {
+			if 0 < objective_l2_xRow4[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)
@@ -38086,18 +38047,13 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	            objective.conv2d_valid#1/y[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, 0] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..2:
-//	        _objective.max_pool#1/x.1[i0, i1, i2, i3] = objective.conv2d_valid#1/y[i0, i1, i2, i3] + objective.conv2d_valid#1.bias[i3]
 //
-//	# objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1
+//	# objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1, with _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        objective.max_pool#1/x[i0, i1, i2, i3] = relu(_objective.max_pool#1/x.1[i0, i1, i2, i3])
+//	        objective.max_pool#1/x[i0, i1, i2, i3] = relu(objective.conv2d_valid#1/y[i0, i1, i2, i3] + objective.conv2d_valid#1.bias[i3])
 //
 //	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -38162,12 +38118,12 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	          for i5 in 0..1:
 //	            objective.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@4[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _objective.max_pool#1/x.1.grad
+//	# backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _objective.max_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        _objective.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _objective.max_pool#1/x.1[i0, i1, i2, i3], objective.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _objective.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < objective.max_pool#1/x[i0, i1, i2, i3], objective.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad (the copy elided: objective.conv2d_valid#1/y.grad reads _objective.max_pool#1/x.1.grad)
 //
@@ -38197,7 +38153,6 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	            objective.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
 func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, gImg *[72]float64, gObjectiveConv2dValid1Kernel *[27]float64, gObjectiveConv2dValid1Bias *[3]float64, loss *[1]float64) {
 	var objective_conv2d_valid_1_y [2][4][4][3]float64
-	var objective_max_pool_1_x_1 [2][4][4][3]float64
 	var objective_max_pool_1_x [2][4][4][3]float64
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
@@ -38234,27 +38189,14 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias
+	// objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1, with _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				objective_conv2d_valid_1_yRow := &objective_conv2d_valid_1_y[i0][i1][i2]
-				objective_max_pool_1_x_1Row := &objective_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					objective_max_pool_1_x_1Row[i3] = objective_conv2d_valid_1_yRow[i3] + pObjectiveConv2dValid1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_max_pool_1_x_1Row2 := &objective_max_pool_1_x_1[i0][i1][i2]
 				objective_max_pool_1_xRow := &objective_max_pool_1_x[i0][i1][i2]
 				for i3 := range 3 {
-					r2 := objective_max_pool_1_x_1Row2[i3]
+					r2 := objective_conv2d_valid_1_yRow[i3] + pObjectiveConv2dValid1Bias[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -38420,16 +38362,16 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _objective.max_pool#1/x.1.grad
+	// backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _objective.max_pool#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				objective_max_pool_1_x_1Row3 := &objective_max_pool_1_x_1[i0][i1][i2]
+				objective_max_pool_1_xRow6 := &objective_max_pool_1_x[i0][i1][i2]
 				objective_max_pool_1_x_gradRow2 := &objective_max_pool_1_x_grad[i0][i1][i2]
 				objective_max_pool_1_x_1_gradRow := &objective_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r9 float64
-					if 0 < objective_max_pool_1_x_1Row3[i3] {
+					if 0 < objective_max_pool_1_xRow6[i3] {
 						r9 = 1
 					}
 					r10 := float64(0)
@@ -41072,10 +41014,10 @@ func ocannlReluObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64)
 //	  for i1 in 0..3:
 //	    _objective.1.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < v1), g, 0); g1 is w.grad
+//	# backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < t), g, 0); g1 is w.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    w.grad[i0, i1] += where(0 < w[i0, i1], _objective.1.grad[i0, i1], 0)
+//	    w.grad[i0, i1] += where(0 < _objective.1[i0, i1], _objective.1.grad[i0, i1], 0)
 func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_1_grad [3][4]float64
@@ -41122,14 +41064,14 @@ func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 		}
 	}
 
-	// backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < v1), g, 0); g1 is w.grad
+	// backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < t), g, 0); g1 is w.grad
 	for i0 := range 3 {
-		pWRow2 := (*[4]float64)(pW[4*i0 : 4*i0+4])
+		objective_1Row3 := &objective_1[i0]
 		objective_1_gradRow2 := &objective_1_grad[i0]
 		gWRow := (*[4]float64)(gW[4*i0 : 4*i0+4])
 		for i1 := range 4 {
 			var r3 float64
-			if 0 < pWRow2[i1] {
+			if 0 < objective_1Row3[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)

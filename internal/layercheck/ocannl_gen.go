@@ -8196,19 +8196,14 @@ func ocannlDropPredict(x *[5][8]float64, pHeadW *[24]float64, pHeadB *[3]float64
 //	        bn/centered[i0, i1, i2, i3] = x[i0, i1, i2, i3] + _bn/centered.1[i3]
 //
 //	# _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _bn/var.1[i0, i1, i2, i3] = bn/centered[i0, i1, i2, i3] * bn/centered[i0, i1, i2, i3]
 //
-//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
 //	fill _bn/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..4:  # reduction
 //	      for i3 in 0..1:  # reduction
-//	        _bn/var.2[i0] += _bn/var.1[i1, i2, i3, i0]
+//	        _bn/var.2[i0] += bn/centered[i1, i2, i3, i0] * bn/centered[i1, i2, i3, i0]
 //
 //	# _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_bn/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -8267,7 +8262,6 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	var bn_mean_2 [1]float64
 	var bn_centered_1 [3]float64
 	var bn_centered [4][5][2][3]float64
-	var bn_var_1 [4][5][2][3]float64
 	var bn_var_2 [3]float64
 	var bn_var_3 [1]float64
 	var bn_var [3]float64
@@ -8327,35 +8321,22 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 		}
 	}
 
-	// _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				bn_centeredRow2 := &bn_centered[i0][i1][i2]
-				bn_var_1Row := &bn_var_1[i0][i1][i2]
-				for i3 := range 3 {
-					bn_var_1Row[i3] = bn_centeredRow2[i3] * bn_centeredRow2[i3]
-				}
-			}
-		}
-	}
-
-	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX512(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX2(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 5 {
-				bn_var_1Row2 := &bn_var_1[i1][i2][0]
-				bn_var_1Row3 := &bn_var_1[i1][i2][1]
+				bn_centeredRow2 := &bn_centered[i1][i2][0]
+				bn_centeredRow3 := &bn_centered[i1][i2][1]
 				for i0 := range 3 {
 					acc2 := bn_var_2[i0]
-					acc2 += bn_var_1Row2[i0]
-					acc2 += bn_var_1Row3[i0]
+					acc2 += bn_centeredRow2[i0] * bn_centeredRow2[i0]
+					acc2 += bn_centeredRow3[i0] * bn_centeredRow3[i0]
 					bn_var_2[i0] = acc2
 				}
 			}
@@ -8413,9 +8394,9 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	// objective = einsum "++" "...|... => 0" of _objective.3
 	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&out[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX512(&out[0], &objective_3[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&out[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX2(&out[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -8536,19 +8517,14 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	        bn/centered[i0, i1, i2, i3] = x[i0, i1, i2, i3] + _bn/centered.1[i3]
 //
 //	# _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _bn/var.1[i0, i1, i2, i3] = bn/centered[i0, i1, i2, i3] * bn/centered[i0, i1, i2, i3]
 //
-//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
 //	fill _bn/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..4:  # reduction
 //	      for i3 in 0..1:  # reduction
-//	        _bn/var.2[i0] += _bn/var.1[i1, i2, i3, i0]
+//	        _bn/var.2[i0] += bn/centered[i1, i2, i3, i0] * bn/centered[i1, i2, i3, i0]
 //
 //	# _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_bn/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -8668,7 +8644,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	var bn_mean_2 [1]float64
 	var bn_centered_1 [3]float64
 	var bn_centered [4][5][2][3]float64
-	var bn_var_1 [4][5][2][3]float64
 	var bn_var_2 [3]float64
 	var bn_var_3 [1]float64
 	var bn_var [3]float64
@@ -8735,35 +8710,22 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 		}
 	}
 
-	// _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				bn_centeredRow2 := &bn_centered[i0][i1][i2]
-				bn_var_1Row := &bn_var_1[i0][i1][i2]
-				for i3 := range 3 {
-					bn_var_1Row[i3] = bn_centeredRow2[i3] * bn_centeredRow2[i3]
-				}
-			}
-		}
-	}
-
-	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX512(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX2(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 5 {
-				bn_var_1Row2 := &bn_var_1[i1][i2][0]
-				bn_var_1Row3 := &bn_var_1[i1][i2][1]
+				bn_centeredRow2 := &bn_centered[i1][i2][0]
+				bn_centeredRow3 := &bn_centered[i1][i2][1]
 				for i0 := range 3 {
 					acc2 := bn_var_2[i0]
-					acc2 += bn_var_1Row2[i0]
-					acc2 += bn_var_1Row3[i0]
+					acc2 += bn_centeredRow2[i0] * bn_centeredRow2[i0]
+					acc2 += bn_centeredRow3[i0] * bn_centeredRow3[i0]
 					bn_var_2[i0] = acc2
 				}
 			}
@@ -8826,9 +8788,9 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// objective = einsum "++" "...|... => 0" of _objective.3
 	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&loss[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX512(&loss[0], &objective_3[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&loss[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX2(&loss[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -8904,9 +8866,9 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
+		ocannlReduce20AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
+		ocannlReduce20AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {

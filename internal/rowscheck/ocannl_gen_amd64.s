@@ -7029,59 +7029,16 @@ TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000032, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x000000c8, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000064, DX
+	VBROADCASTSD (DX), Z1
+	MOVQ         $0x00000032, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VADDPD  Z0, Z1, Z3
+	VMULPD  Z3, Z2, Z2
+	VADDPD  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -7089,52 +7046,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float64, x0 *float64)
+// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	VBROADCASTSD (CX), Z1
-	MOVQ         $0x00000032, CX
-
-e1:
-	VADDPD  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000032, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPD  Z2, Z1, Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7157,9 +7071,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7184,9 +7098,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7209,53 +7123,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000064, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000032, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7280,9 +7150,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7310,9 +7180,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7340,9 +7210,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7370,9 +7240,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7400,9 +7270,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7424,9 +7294,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7449,9 +7319,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32)
+// func ocannlMap22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7460,45 +7330,45 @@ TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap22AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap22AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap22AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap22AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap22AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap22AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap22AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap22AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap22AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap22AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -7510,123 +7380,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap22AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap22AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap22AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap22AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap22AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap22AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap22AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap22AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap22AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap22AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap22AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7653,48 +7523,23 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap32AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x000000a0, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -7702,52 +7547,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x000000a0, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7769,56 +7571,37 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32)
+// func ocannlMap28AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -7833,6 +7616,400 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
+	VBLENDMPS    Z1, Z0, K2, Z5
+	VCMPPS       $0x04, Z0, Z5, K2
+	VBLENDMPS    Z3, Z0, K2, Z6
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z6, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	ADDQ      $+40, AX
+	ADDQ      $+40, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000050, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap34AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap34AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap34AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap34AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap34AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap34AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap34AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap34AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap34AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap34AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap34AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap34AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000050, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
@@ -7844,7 +8021,7 @@ TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVL         $0x000003ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00000100, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (DX), Z2
@@ -7873,7 +8050,7 @@ TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000200, BX
 
 e1:
 	VMOVUPS   (CX), Z2
@@ -7900,487 +8077,6 @@ TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VADDPS  Z2, Z1, Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000080, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+40, AX
-	ADDQ      $+40, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000080, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000050, DX
-
-e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap44AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap44AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap44AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap44AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap44AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap44AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap44AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap44AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap44AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap44AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap44AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap44AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap44AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap44AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap44AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap44AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap44AVX512Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000080, SI
-
-row1:
-	VBROADCASTSS (BX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VSUBPS       Z0, Z2, Z0
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+40, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap49AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000050, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000080, SI
-
-row1:
-	VBROADCASTSS (DX), Z2
-	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (CX), K1, Z4
-	VCMPPS       $0x00, Z2, Z4, K2
-	VBLENDMPS    Z1, Z0, K2, Z5
-	VCMPPS       $0x04, Z0, Z5, K2
-	VBLENDMPS    Z3, Z0, K2, Z6
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z6, Z2
-	VMOVUPS      Z2, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VADDPS    Z0, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000040, BX
 
 e1:
@@ -8400,9 +8096,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8430,9 +8126,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8454,9 +8150,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8479,6 +8175,609 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap45AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000028, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap45AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap45AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap45AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap45AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap45AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap45AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap45AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap45AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap45AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap45AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap45AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000040, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000028, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000040, SI
+
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
+	VBLENDMPS    Z1, Z0, K2, Z5
+	VCMPPS       $0x04, Z0, Z5, K2
+	VBLENDMPS    Z3, Z0, K2, Z6
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z6, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000014, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VADDPS  Z0, Z1, Z3
+	VMULPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z1, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
+	VBLENDMPS    Z1, Z0, K2, Z5
+	VCMPPS       $0x04, Z0, Z5, K2
+	VBLENDMPS    Z3, Z0, K2, Z6
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z6, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x0000000a, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap57AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap57AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap57AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap57AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap57AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap57AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap57AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap57AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap57AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap57AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap57AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap57AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap57AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap57AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap57AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap57AVX512Consts<>(SB), RODATA|NOPTR, $448
+
 // func ocannlMap59AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
@@ -8486,7 +8785,7 @@ TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000028, DX
+	MOVQ         $0x00000005, DX
 
 e1:
 	VMOVUPS      (CX), Z0
@@ -8654,737 +8953,9 @@ DATA ocannlMap59AVX512Consts<>+440(SB)/4, $0x0000007f
 DATA ocannlMap59AVX512Consts<>+444(SB)/4, $0x0000007f
 GLOBL ocannlMap59AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (BX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VSUBPS       Z0, Z2, Z0
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+40, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap63AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap64AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap66AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (DX), Z2
-	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (CX), K1, Z4
-	VCMPPS       $0x00, Z2, Z4, K2
-	VBLENDMPS    Z1, Z0, K2, Z5
-	VCMPPS       $0x04, Z0, Z5, K2
-	VBLENDMPS    Z3, Z0, K2, Z6
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z6, Z2
-	VMOVUPS      Z2, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VADDPS    Z0, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000020, SI
-
-row1:
-	VBROADCASTSS (BX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VSUBPS       Z0, Z2, Z0
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+40, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap72AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000014, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap74AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000020, SI
-
-row1:
-	VBROADCASTSS (DX), Z2
-	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (CX), K1, Z4
-	VCMPPS       $0x00, Z2, Z4, K2
-	VBLENDMPS    Z1, Z0, K2, Z5
-	VCMPPS       $0x04, Z0, Z5, K2
-	VBLENDMPS    Z3, Z0, K2, Z6
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z6, Z2
-	VMOVUPS      Z2, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap77AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x0000000a, DX
-
-e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap77AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap77AVX512Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap79AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000005, DX
-
-e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap79AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap79AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap79AVX512Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9633,34 +9204,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float64, x0 *float64)
+// func ocannlReduce8AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
 	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
 	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(DX), Z3
+	VMULPD       Z3, Z2, Z2
 	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(DX), Z4
+	VMULPD       Z4, Z3, Z3
 	ADDQ         $+256, CX
-	MOVQ         $0x0000000b, DX
+	ADDQ         $+256, DX
+	MOVQ         $0x0000000b, BX
 
 grp1:
 	VMOVUPS      (CX), Z4
+	VMOVUPS      (DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z1, Z1
 	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z2, Z2
 	VMOVUPS      192(CX), Z4
+	VMOVUPS      192(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z3, Z3
 	ADDQ         $+256, CX
-	DECQ         DX
+	ADDQ         $+256, DX
+	DECQ         BX
 	JNZ          grp1
 	VMOVUPS      (CX), Z4
+	VMOVUPS      (DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z1, Z0, Z0
 	VADDPD       Z3, Z2, Z1
@@ -9675,6 +9269,7 @@ grp1:
 	VADDPD       Z0, Z1, Z0
 	VMOVSD       X0, (AX)
 	ADDQ         $-3072, CX
+	ADDQ         $-3072, DX
 	VZEROUPPER
 	RET
 
@@ -18891,59 +18486,16 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x000000c8, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x000000c8, DX
+	VBROADCASTSD (DX), Y1
+	MOVQ         $0x00000064, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VADDPD  Y0, Y1, Y3
+	VMULPD  Y3, Y2, Y2
+	VADDPD  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -18951,52 +18503,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float64, x0 *float64)
+// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	VBROADCASTSD (CX), Y1
-	MOVQ         $0x00000064, CX
-
-e1:
-	VADDPD  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPD  Y2, Y1, Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19019,9 +18528,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19046,9 +18555,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19071,9 +18580,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap8AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19082,37 +18591,37 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap8AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap8AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap12AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap8AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap8AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap8AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap8AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap8AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap8AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap8AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap8AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap8AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19123,91 +18632,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap8AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap8AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap8AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap8AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap8AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap8AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap8AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap8AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap8AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap8AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap8AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap8AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap8AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap8AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap8AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap8AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap8AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap8AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap8AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap8AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap8AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap8AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap8AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap8AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap8AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap8AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap8AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap8AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap8AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap8AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap8AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap8AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap8AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap8AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap8AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap8AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap8AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap8AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap8AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap8AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap8AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap8AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap8AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap8AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap8AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap13AVX2(c *float64, x0 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19216,49 +18725,49 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap13AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap9AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap9AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap13AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap9AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap13AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap9AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap9AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap13AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap13AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap9AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap9AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap9AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap9AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap13AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap9AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap13AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap9AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap9AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap13AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap13AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap13AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap13AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap9AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap9AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap9AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap9AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap13AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap13AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap13AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap9AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap9AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap9AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap9AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap13AVX2Consts<>+544(SB), Y3, Y6
+	VFMADD231PD ocannlMap9AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap13AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap13AVX2Consts<>+704(SB), Y0, Y1
+	VFMSUB231PD ocannlMap9AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap9AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap9AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap9AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap9AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap9AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -19268,147 +18777,103 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap13AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap13AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap13AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap13AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap9AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap9AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap9AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap9AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap9AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap9AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap9AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap9AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap9AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap9AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap9AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap9AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap9AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap9AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap9AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap9AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap9AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap9AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap9AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap9AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap9AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap9AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap9AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap9AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap9AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap9AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap9AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap9AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap9AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap9AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap9AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap9AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap9AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap9AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap9AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap9AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000064, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19433,9 +18898,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19444,37 +18909,37 @@ TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap17AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap17AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap17AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap11AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap11AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap11AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap11AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap11AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap11AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19485,91 +18950,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap18AVX2(c *float64, x0 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19579,49 +19044,49 @@ TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y1
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
+	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap12AVX2Consts<>+32(SB), Y1, Y3
 	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
+	VANDPD      ocannlMap12AVX2Consts<>+64(SB), Y2, Y2
 	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
+	VPOR        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap12AVX2Consts<>+128(SB), Y4, Y4
 	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
+	VANDPD      ocannlMap12AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap12AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y2, Y5
 	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD      ocannlMap12AVX2Consts<>+192(SB), Y3, Y5
 	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
+	VSUBPD      ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap12AVX2Consts<>+288(SB), Y2, Y3
 	VDIVPD      Y3, Y2, Y3
 	VMULPD      Y3, Y3, Y5
 	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
+	VMOVUPD     ocannlMap12AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap12AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap12AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap12AVX2Consts<>+416(SB), Y6, Y7
 	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
+	VMOVUPD     ocannlMap12AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap12AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap12AVX2Consts<>+512(SB), Y6, Y5
 	VMULPD      Y6, Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
+	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
+	VFMADD231PD ocannlMap12AVX2Consts<>+544(SB), Y4, Y7
 	VSUBPD      Y7, Y5, Y5
 	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
+	VFMSUB231PD ocannlMap12AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap12AVX2Consts<>+704(SB), Y1, Y2
 	VBLENDVPD   Y2, Y1, Y5, Y5
 	VMOVUPS     Y5, (AX)
 	ADDQ        $+32, AX
@@ -19629,151 +19094,151 @@ e1:
 	DECQ        DX
 	JNZ         e1
 	VMASKMOVPD  (CX), Y0, Y1
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
+	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap12AVX2Consts<>+32(SB), Y1, Y3
 	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
+	VANDPD      ocannlMap12AVX2Consts<>+64(SB), Y2, Y2
 	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
+	VPOR        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap12AVX2Consts<>+128(SB), Y4, Y4
 	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
+	VANDPD      ocannlMap12AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap12AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y2, Y5
 	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD      ocannlMap12AVX2Consts<>+192(SB), Y3, Y5
 	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
+	VSUBPD      ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap12AVX2Consts<>+288(SB), Y2, Y3
 	VDIVPD      Y3, Y2, Y3
 	VMULPD      Y3, Y3, Y5
 	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
+	VMOVUPD     ocannlMap12AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap12AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap12AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap12AVX2Consts<>+416(SB), Y6, Y7
 	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
+	VMOVUPD     ocannlMap12AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap12AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap12AVX2Consts<>+512(SB), Y6, Y5
 	VMULPD      Y6, Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
+	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
+	VFMADD231PD ocannlMap12AVX2Consts<>+544(SB), Y4, Y7
 	VSUBPD      Y7, Y5, Y5
 	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
+	VFMSUB231PD ocannlMap12AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap12AVX2Consts<>+704(SB), Y1, Y2
 	VBLENDVPD   Y2, Y1, Y5, Y5
 	VMASKMOVPD  Y5, Y0, (AX)
 	VZEROUPPER
 	RET
 
-DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap12AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap12AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap12AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap12AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap19AVX2(c *float64, x0 *float64)
+// func ocannlMap13AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19782,37 +19247,37 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap19AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap13AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap13AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap19AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap19AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap19AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap19AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap19AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap13AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap13AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap13AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap13AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap13AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap19AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap19AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap13AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap13AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap19AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap19AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap13AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap13AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19823,91 +19288,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap20AVX2(c *float64, x0 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19916,49 +19381,49 @@ TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap20AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap14AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap14AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap20AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap14AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap20AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap14AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap14AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap20AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap20AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap14AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap14AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap14AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap14AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap20AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap14AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap20AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap14AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap14AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap20AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap20AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap20AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap20AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap14AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap14AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap14AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap14AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap20AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap20AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap20AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap14AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap14AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap14AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap14AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap20AVX2Consts<>+544(SB), Y3, Y6
+	VFMADD231PD ocannlMap14AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap20AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap20AVX2Consts<>+704(SB), Y0, Y1
+	VFMSUB231PD ocannlMap14AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap14AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap14AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap14AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap14AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap14AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -19968,103 +19433,103 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap14AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap14AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap14AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap14AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap14AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap14AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap14AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap14AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap14AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap14AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap14AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap14AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap14AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap14AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap14AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap14AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap14AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap14AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap14AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap14AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap21AVX2(c *float64, x0 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20073,37 +19538,37 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap15AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap21AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap21AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap21AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap21AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap15AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap15AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap15AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap15AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap15AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap15AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap15AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap15AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap15AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20114,91 +19579,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20226,9 +19691,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20256,9 +19721,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20286,9 +19751,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20316,9 +19781,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20347,9 +19812,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20376,9 +19841,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20387,31 +19852,31 @@ TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap28AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20422,123 +19887,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20551,83 +20016,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap23AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap23AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap23AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap23AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap23AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap23AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap23AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap23AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap23AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap23AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap23AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap23AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap23AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap23AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap23AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap23AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap23AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap23AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap23AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap23AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap23AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap23AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap23AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap23AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap23AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap23AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap23AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap23AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap23AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap23AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap23AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap23AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20639,91 +20104,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap23AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap23AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap23AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap23AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap23AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20757,48 +20222,23 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap32AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000140, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -20806,52 +20246,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000140, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20873,58 +20270,44 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VADDPS       Y4, Y3, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -20939,6 +20322,605 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y2
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y4, Y0, Y5
+	VMOVUPS      (AX), Y6
+	VADDPS       Y6, Y5, Y6
+	VMOVUPS      Y6, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y0, Y3
+	VMASKMOVPS   (AX), Y2, Y4
+	VADDPS       Y4, Y3, Y4
+	VMASKMOVPS   Y4, Y2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    (DX), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	VMASKMOVPS (CX), Y0, Y1
+	VMASKMOVPS (DX), Y0, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+8, CX
+	ADDQ       $-32, DX
+	DECQ       BX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (DX), Y1
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y0, Y2
+	VSUBPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap35AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap35AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap35AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap35AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap35AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap35AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap35AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap35AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap35AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap35AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap35AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap35AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap35AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap35AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap35AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap35AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap35AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap35AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap35AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap35AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap35AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap35AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap35AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap35AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap35AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap35AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap35AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap35AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap35AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap35AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap35AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap35AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap35AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap35AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap35AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap35AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap35AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap35AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap35AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap35AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap35AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap35AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap35AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap35AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap35AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap35AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap35AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap35AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap35AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap35AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap35AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap35AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap35AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap35AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap35AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap35AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap35AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap35AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap35AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap35AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap35AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap35AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap35AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap35AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap35AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap35AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap35AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap35AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap35AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap35AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap35AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap35AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap35AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap35AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap35AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap35AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap35AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap35AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap35AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap35AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap35AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap35AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap35AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap35AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap35AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap35AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap35AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap35AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap35AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap35AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap35AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+8, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VADDPS       Y4, Y3, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
 TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
@@ -20949,7 +20931,7 @@ TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000100, SI
+	MOVQ         $0x00000080, SI
 
 row1:
 	VBROADCASTSS (DX), Y3
@@ -20989,7 +20971,7 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000400, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -21016,7 +20998,34 @@ TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000008, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -21038,16 +21047,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPS    (CX), Y1
@@ -21069,16 +21078,16 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -21098,42 +21107,42 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x000000a0, DX
+	MOVQ         $0x00000050, DX
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap44AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -21144,128 +21153,128 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap44AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap44AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap44AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap44AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap44AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap44AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap44AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap44AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap44AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap44AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap44AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap44AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap44AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap44AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap44AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000008, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -21273,83 +21282,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap46AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap46AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap46AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap46AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap46AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap46AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap46AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap46AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap46AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap46AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap46AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap46AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap46AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap46AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap46AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap46AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap46AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap46AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap46AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap46AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap46AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap46AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap46AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap46AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap46AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap46AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap46AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap46AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap46AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap46AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap46AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap46AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap46AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap46AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap46AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap46AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap46AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap46AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap46AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap46AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap46AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap46AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap46AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap46AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21361,91 +21370,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap45AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap45AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap45AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap45AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap45AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap45AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap45AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap45AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap45AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap45AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap45AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap45AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap45AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap45AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap45AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap45AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap45AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap45AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap45AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap45AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap45AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap45AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap45AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap45AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap45AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap45AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap45AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap45AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap45AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap45AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap45AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap45AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap45AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap45AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap45AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap45AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap45AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap45AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap45AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap45AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap45AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap45AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap45AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap45AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap45AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap45AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap45AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap45AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap45AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap45AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap45AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap45AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap45AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap45AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap45AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap45AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap45AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap45AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap45AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap45AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap45AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap45AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap45AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap45AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap45AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap45AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap45AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap45AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap45AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap45AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap45AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap45AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap45AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap46AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap46AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap46AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap46AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap46AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap46AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap46AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap46AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap46AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap46AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap46AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap46AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap46AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap46AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap46AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap46AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap46AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap46AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap46AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap46AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap46AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap46AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap46AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap46AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap46AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap46AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap46AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap46AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap46AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap46AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap46AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap46AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap46AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap46AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap46AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap46AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap46AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap46AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap46AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap46AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap46AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap46AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap46AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap46AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap46AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap46AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap46AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap46AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap46AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap46AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap46AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap46AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap46AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap46AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap46AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap46AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap46AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap46AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap46AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap46AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap46AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap46AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap46AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap46AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap46AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap46AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap46AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap46AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap46AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap46AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap46AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap46AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap46AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap46AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap46AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap46AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap46AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap46AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap46AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap46AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap46AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21453,7 +21462,7 @@ TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000080, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -21479,48 +21488,23 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000050, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -21528,101 +21512,44 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x000000a0, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000080, DX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (CX), Y2
 	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VADDPS       Y4, Y3, Y4
+	VMOVUPS      Y4, (AX)
 	ADDQ         $+32, AX
+	ADDQ         $+32, DX
 	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+8, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21630,7 +21557,7 @@ TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000080, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (DX), Y3
@@ -21662,15 +21589,15 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000200, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -21686,6 +21613,251 @@ e1:
 	ADDQ      $+32, DX
 	DECQ      BX
 	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000004, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap52AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap52AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap52AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap52AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap52AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap52AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap52AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap52AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap52AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap52AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap52AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap52AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap52AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap52AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap52AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap52AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap52AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap52AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap52AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap52AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap52AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap52AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap52AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap52AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap52AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap52AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap52AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap52AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap52AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap52AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap52AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap52AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap52AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap52AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap52AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap52AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap52AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap52AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap52AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap52AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap52AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap52AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap52AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap52AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap52AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap52AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap52AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap52AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap52AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap52AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap52AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap52AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap52AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap52AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap52AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap52AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap52AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap52AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap52AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap52AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap52AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap52AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap52AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap52AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap52AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap52AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap52AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap52AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap52AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap52AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap52AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap52AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap52AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap52AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap52AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap52AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap52AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap52AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap52AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap52AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap52AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap52AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap52AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap52AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap52AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap52AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap52AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap52AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap52AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap52AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap52AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap52AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap52AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap52AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap52AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap52AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap52AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap52AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap52AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap52AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap52AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap52AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap52AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap52AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap52AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap52AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap52AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap52AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap52AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap52AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap52AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap52AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap52AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap52AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap52AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap52AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap52AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap52AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap52AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap52AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap52AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap52AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap52AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap52AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap52AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+8, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000028, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VADDPS  Y0, Y1, Y3
+	VMULPS  Y3, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -21697,114 +21869,419 @@ TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPS    $0x01, Y2, Y0, Y2
-	VBLENDVPS Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPS    $0x04, Y0, Y2, Y2
-	VBLENDVPS Y2, Y3, Y0, Y2
-	VADDPS    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, BX
+	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	MOVQ         $0x00000020, BX
 
 row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VADDPS  Y2, Y1, Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000040, BX
-
-row1:
-	VMOVUPS    (CX), Y1
-	VMOVUPS    (DX), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVUPS    Y1, (AX)
-	ADDQ       $+32, AX
-	ADDQ       $+32, CX
-	ADDQ       $+32, DX
-	VMASKMOVPS (CX), Y0, Y1
-	VMASKMOVPS (DX), Y0, Y2
-	VADDPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (AX)
-	ADDQ       $+8, AX
-	ADDQ       $+8, CX
-	ADDQ       $-32, DX
-	DECQ       BX
-	JNZ        row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (DX), Y1
-	VMOVUPS      (CX), Y2
-	VSUBPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
+	VBROADCASTSS (CX), Y2
+	VADDPS       Y0, Y2, Y3
+	VMOVUPS      (DX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VADDPS       Y4, Y3, Y4
+	VMOVUPS      Y4, (AX)
 	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y0, Y2
-	VSUBPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+32, DX
+	VADDPS       Y0, Y2, Y2
+	VMASKMOVPS   (DX), Y1, Y3
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   (AX), Y1, Y3
+	VADDPS       Y3, Y2, Y3
+	VMASKMOVPS   Y3, Y1, (AX)
 	ADDQ         $+8, AX
-	ADDQ         $+8, CX
-	ADDQ         $+4, DX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
 	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
+
+// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y2
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y4, Y0, Y5
+	VMOVUPS      (AX), Y6
+	VADDPS       Y6, Y5, Y6
+	VMOVUPS      Y6, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y0, Y3
+	VMASKMOVPS   (AX), Y2, Y4
+	VADDPS       Y4, Y3, Y4
+	VMASKMOVPS   Y4, Y2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000014, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap57AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap57AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap57AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap57AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap57AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap57AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap57AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap57AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap57AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap57AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap57AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap57AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap57AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap57AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap57AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap57AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap57AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap57AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap57AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap57AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap57AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap57AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap57AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap57AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap57AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap57AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap57AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap57AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap58AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000002, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap58AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap58AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap58AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap58AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap58AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap58AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap58AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap58AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap58AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap58AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap58AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap58AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap58AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap58AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap58AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap58AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap58AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap58AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap58AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap58AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap58AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap58AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap58AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap58AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap58AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap58AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap58AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap58AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap58AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap58AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap58AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap58AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap58AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap58AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap58AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap58AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap58AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap58AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap58AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap58AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap58AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap58AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap58AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap58AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap58AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap58AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap58AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap58AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap58AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap58AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap58AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap58AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap58AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap58AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap58AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap58AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap58AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap58AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap58AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap58AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap58AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap58AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap58AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap58AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap58AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap58AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap58AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap58AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap58AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap58AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap58AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap58AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap58AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap58AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap58AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap58AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap58AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap58AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap58AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap58AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap58AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap58AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap58AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap58AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap58AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap58AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap58AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap58AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap58AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap58AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap58AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap58AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap58AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap58AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap58AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap58AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap58AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap58AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap58AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap58AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap58AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap58AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap58AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap58AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap58AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap58AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap58AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap58AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap58AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap58AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap58AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap58AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap58AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap58AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap58AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap58AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap58AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap58AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap58AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap58AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap58AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap58AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap58AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap58AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap58AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
@@ -21813,7 +22290,7 @@ TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000050, DX
+	MOVQ         $0x0000000a, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -21966,1300 +22443,9 @@ DATA ocannlMap59AVX2Consts<>+440(SB)/4, $0x0000007f
 DATA ocannlMap59AVX2Consts<>+444(SB)/4, $0x0000007f
 GLOBL ocannlMap59AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap60AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap60AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap60AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap60AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap60AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap60AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (BX), Y1
-	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VMASKMOVPS   (CX), Y0, Y2
-	VMASKMOVPS   (DX), Y0, Y3
-	VSUBPS       Y1, Y3, Y1
-	VMULPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+8, CX
-	ADDQ         $+8, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap63AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap64AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000050, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap66AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000040, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (DX), Y3
-	VBROADCASTSS (BX), Y4
-	VMOVUPS      (CX), Y5
-	VCMPPS       $0x00, Y3, Y5, Y5
-	VBLENDVPS    Y5, Y1, Y0, Y5
-	VCMPPS       $0x04, Y0, Y5, Y5
-	VBLENDVPS    Y5, Y4, Y0, Y5
-	VMOVUPS      (AX), Y6
-	VADDPS       Y6, Y5, Y6
-	VMOVUPS      Y6, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y2, Y5
-	VCMPPS       $0x00, Y3, Y5, Y3
-	VBLENDVPS    Y3, Y1, Y0, Y3
-	VCMPPS       $0x04, Y0, Y3, Y3
-	VBLENDVPS    Y3, Y4, Y0, Y3
-	VMASKMOVPS   (AX), Y2, Y4
-	VADDPS       Y4, Y3, Y4
-	VMASKMOVPS   Y4, Y2, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $-32, CX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPS    $0x01, Y2, Y0, Y2
-	VBLENDVPS Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPS    $0x04, Y0, Y2, Y2
-	VBLENDVPS Y2, Y3, Y0, Y2
-	VADDPS    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap70AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000004, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap70AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap70AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap70AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap70AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap70AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000020, SI
-
-row1:
-	VBROADCASTSS (BX), Y1
-	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VMASKMOVPS   (CX), Y0, Y2
-	VMASKMOVPS   (DX), Y0, Y3
-	VSUBPS       Y1, Y3, Y1
-	VMULPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+8, CX
-	ADDQ         $+8, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap72AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap74AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000020, SI
-
-row1:
-	VBROADCASTSS (DX), Y3
-	VBROADCASTSS (BX), Y4
-	VMOVUPS      (CX), Y5
-	VCMPPS       $0x00, Y3, Y5, Y5
-	VBLENDVPS    Y5, Y1, Y0, Y5
-	VCMPPS       $0x04, Y0, Y5, Y5
-	VBLENDVPS    Y5, Y4, Y0, Y5
-	VMOVUPS      (AX), Y6
-	VADDPS       Y6, Y5, Y6
-	VMOVUPS      Y6, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y2, Y5
-	VCMPPS       $0x00, Y3, Y5, Y3
-	VBLENDVPS    Y3, Y1, Y0, Y3
-	VCMPPS       $0x04, Y0, Y3, Y3
-	VBLENDVPS    Y3, Y4, Y0, Y3
-	VMASKMOVPS   (AX), Y2, Y4
-	VADDPS       Y4, Y3, Y4
-	VMASKMOVPS   Y4, Y2, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $-32, CX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap77AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000014, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap77AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap77AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap77AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap77AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap77AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap78AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000002, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap78AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap79AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x0000000a, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap79AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap79AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap79AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap79AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap79AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap79AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap79AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap79AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23514,30 +22700,49 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float64, x0 *float64)
+// func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
 	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
 	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
 	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
 	ADDQ         $+128, CX
-	MOVQ         $0x00000018, DX
+	ADDQ         $+128, DX
+	MOVQ         $0x00000018, BX
 
 grp1:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y3, Y3
 	ADDQ         $+128, CX
-	DECQ         DX
+	ADDQ         $+128, DX
+	DECQ         BX
 	JNZ          grp1
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y3, Y2, Y1
@@ -23550,6 +22755,7 @@ grp1:
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
 	ADDQ         $-3200, CX
+	ADDQ         $-3200, DX
 	VZEROUPPER
 	RET
 
