@@ -431,7 +431,7 @@ func ocannlMap9AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
@@ -441,7 +441,7 @@ func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX512 runs a float32 pointwise kernel over 4 elements: c += mul(add(x0,0),x1).
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
@@ -596,12 +596,12 @@ func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(add(x0,0),x1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
@@ -641,12 +641,12 @@ func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap53AVX512(c *float32, x0 *float32)
 
-// ocannlMap54AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap54AVX512(c *float32, x0 *float32)
+func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
@@ -771,7 +771,7 @@ func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap81AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
@@ -781,7 +781,7 @@ func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap83AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(add(x0,0),x1).
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
@@ -821,12 +821,12 @@ func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap90AVX512(c *float32, x0 *float32)
 
-// ocannlMap91AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap91AVX512(c *float32, x0 *float32)
+func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap92AVX512 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
+// ocannlMap92AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
@@ -956,12 +956,12 @@ func ocannlMap116AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap119AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap119AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap120AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(add(x0,0),x1).
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
@@ -976,7 +976,7 @@ func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap122AVX512(c *float32, x0 *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),add(x1,0),0),0).
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
@@ -1756,7 +1756,7 @@ func ocannlMap10AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
@@ -1766,7 +1766,7 @@ func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 4 elements: c += mul(add(x0,0),x1).
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
@@ -1921,12 +1921,12 @@ func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(add(x0,0),x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
@@ -1966,12 +1966,12 @@ func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap53AVX2(c *float32, x0 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap54AVX2(c *float32, x0 *float32)
+func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
@@ -2101,7 +2101,7 @@ func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap81AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap81AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32)
@@ -2111,7 +2111,7 @@ func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap83AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(add(x0,0),x1).
+// ocannlMap83AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
@@ -2151,12 +2151,12 @@ func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap90AVX2(c *float32, x0 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap91AVX2(c *float32, x0 *float32)
+func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
+// ocannlMap92AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
@@ -2291,12 +2291,12 @@ func ocannlMap117AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap119AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(add(x0,0),x1).
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32)
@@ -2311,7 +2311,7 @@ func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap122AVX2(c *float32, x0 *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),add(x1,0),0),0).
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32)

@@ -22642,8 +22642,7 @@ TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -22684,19 +22683,18 @@ TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x0000000f, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+16, AX
 	ADDQ         $+4, CX
 	ADDQ         $+16, DX
@@ -23807,8 +23805,7 @@ TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -23825,19 +23822,18 @@ TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -24022,27 +24018,32 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000002, BX
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000002, SI
 
 e2:
-	VADDPS  Z0, Z1, Z2
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	DECQ    BX
+	ADDQ    $+64, DX
+	DECQ    SI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -24055,20 +24056,25 @@ TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -24984,8 +24990,7 @@ TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -25026,17 +25031,16 @@ TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (CX), Z0
 	MOVQ         $0x00000010, CX
 
 e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS (DX), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS (AX), Z3
-	VADDPS  Z3, Z2, Z3
-	VMOVUPS Z3, (AX)
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
 	DECQ    CX
@@ -25205,20 +25209,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX512(c *float32, x0 *float32)
+// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (CX), Z0
 	MOVQ         $0x00000018, CX
 
 e1:
-	VADDPS  Z0, Z1, Z2
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
+	ADDQ    $+64, DX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
@@ -25232,19 +25241,18 @@ TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000180, BX
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000018, DX
 
 e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -26140,8 +26148,7 @@ TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -26158,19 +26165,18 @@ TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -26251,7 +26257,6 @@ e2:
 	VCMPPS    $0x01, Z2, Z0, K1
 	VBLENDMPS Z1, Z0, K1, Z3
 	VMOVUPS   (DX), Z2
-	VADDPS    Z0, Z2, Z2
 	VCMPPS    $0x04, Z0, Z3, K1
 	VBLENDMPS Z2, Z0, K1, Z4
 	VADDPS    Z0, Z4, Z2
@@ -48773,8 +48778,7 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -48815,18 +48819,17 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+16(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+16(SB), Y0
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VBROADCASTSS (CX), Y1
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+16, AX
 	ADDQ         $+4, CX
 	ADDQ         $+16, DX
@@ -49925,8 +49928,7 @@ TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -49943,26 +49945,24 @@ TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -50157,27 +50157,32 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000004, SI
 
 e2:
-	VADDPS  Y0, Y1, Y2
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	DECQ    BX
+	ADDQ    $+32, DX
+	DECQ    SI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -50190,20 +50195,25 @@ TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -51270,8 +51280,7 @@ TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -51312,17 +51321,16 @@ TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (CX), Y0
 	MOVQ         $0x00000020, CX
 
 e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS (DX), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS (AX), Y3
-	VADDPS  Y3, Y2, Y3
-	VMOVUPS Y3, (AX)
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
 	DECQ    CX
@@ -51491,20 +51499,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX2(c *float32, x0 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (CX), Y0
 	MOVQ         $0x00000030, CX
 
 e1:
-	VADDPS  Y0, Y1, Y2
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
+	ADDQ    $+32, DX
 	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
@@ -51518,19 +51531,18 @@ TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000300, BX
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000030, DX
 
 e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -52622,8 +52634,7 @@ TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -52640,26 +52651,24 @@ TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -52750,7 +52759,6 @@ e2:
 	VCMPPS    $0x01, Y2, Y0, Y2
 	VBLENDVPS Y2, Y1, Y0, Y2
 	VMOVUPS   (DX), Y3
-	VADDPS    Y0, Y3, Y3
 	VCMPPS    $0x04, Y0, Y2, Y2
 	VBLENDVPS Y2, Y3, Y0, Y2
 	VADDPS    Y0, Y2, Y2

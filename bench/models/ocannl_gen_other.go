@@ -600,7 +600,9 @@ func ocannlMap52AVX512(c, x0, x1 *float32) {
 func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+func ocannlMap54AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+}
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX512(c, x0, x1 *float32) {
@@ -758,7 +760,9 @@ func ocannlMap89AVX512(c, x0, x1 *float32) {
 func ocannlMap90AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX512 called without assembly") }
 
 // ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX512 called without assembly") }
+func ocannlMap91AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap91AVX512 called without assembly")
+}
 
 // ocannlMap92AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap92AVX512(c, x0, x1 *float32) {
@@ -1349,7 +1353,7 @@ func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 cal
 func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
@@ -1474,7 +1478,7 @@ func ocannlMap89AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap89AVX2 cal
 func ocannlMap90AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
 
 // ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
+func ocannlMap91AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
 
 // ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap92AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }

@@ -2421,7 +2421,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
-//	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_var_1_grad)
+//	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local)
 //	_net.layer_norm#1/var.2.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
 //	net.layer_norm#1/var.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_var_grad)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
@@ -2444,7 +2444,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_net.layer_norm#2/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_1_grad)
 //	net.layer_norm#2/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
 //	net.layer_norm#2/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
-//	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_var_1_grad)
+//	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local)
 //	_net.layer_norm#2/var.2.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_var_2_grad)
 //	net.layer_norm#2/var.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_var_grad)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
@@ -2851,7 +2851,6 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -2868,7 +2867,6 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill _net.layer_norm#2/mean.1.grad with 0
 //	fill net.layer_norm#2/mean.grad with 0
 //	fill net.layer_norm#2/centered.grad with 0
-//	fill _net.layer_norm#2/var.1.grad with 0
 //	fill _net.layer_norm#2/var.2.grad with 0
 //	fill net.layer_norm#2/var.grad with 0
 //	fill net.layer_norm#2.gamma.grad with 0
@@ -2896,13 +2894,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	# backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * (_train.2.grad[0] + 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
 //	# backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -2917,13 +2915,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += (_train.cross_entropy#1/logp.2.grad[i0, i1, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -3017,23 +3015,19 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    _net.layer_norm#2/var.2.grad[i0, i1, 0] += net.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/var.1.grad[i0, i1, i2] += _net.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad (the copy elided: _net.layer_norm#2/var.1.grad reads _net.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/centered.grad[i0, i1, i2] += _net.layer_norm#2/var.1.grad[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
+//	      net.layer_norm#2/centered.grad[i0, i1, i2] += _net.layer_norm#2/var.2.grad[i0, i1, 0] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/centered.grad[i0, i1, i2] += net.layer_norm#2/centered[i0, i1, i2] * _net.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#2/centered.grad[i0, i1, i2] += net.layer_norm#2/centered[i0, i1, i2] * _net.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad (the copy elided: net.layer_norm#2/x.grad reads net.layer_norm#2/centered.grad)
 //
@@ -3155,23 +3149,19 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.3[0]
 //
-//	# backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad (the copy elided: net.layer_norm#1/x.grad reads net.layer_norm#1/centered.grad)
 //
@@ -4078,21 +4068,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
-	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][8][10]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow2 := &targets[i0][i1]
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * v
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_2_gradV
 				}
 			}
 		}
@@ -4136,8 +4126,8 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
@@ -4145,11 +4135,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0] + 0
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logp_gradRow3[i2] += v2 * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -4443,32 +4433,24 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec24.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
 	rec24.scratch = scratch
 
-	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_var_1_grad = [32][8][32]float32{}
-	}
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserBackwardPart24Records.Get()
 	rec25.scratch = scratch
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
 	rec26.scratch = scratch
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
 	rec27 := ocannlReverserBackwardPart26Records.Get()
 	rec27.scratch = scratch
 
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27, rec28)
+	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27)
 	// The 8 partial sums, added in part order.
 	for j32 := range 32 {
 		acc29 := gNetLayerNorm2Gamma[j32]
@@ -4492,8 +4474,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart25Records.Put(rec26)
 	*rec27 = ocannlReverserBackwardPart26{}
 	ocannlReverserBackwardPart26Records.Put(rec27)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
@@ -4532,151 +4512,151 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.pNetLinear1W = pNetLinear1W
-	rec31.scratch = scratch
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.pNetLinear1W = pNetLinear1W
+	rec30.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
 
 	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec29, rec30, rec31, rec32, rec33)
+	region.RunSeq(8, rec28, rec29, rec30, rec31, rec32)
 	// The 8 partial sums, added in part order.
-	for j41 := range 32 {
-		acc32 := gNetLinear1B[j41]
-		acc32 += rec29.gNetLinear1BPartial[0][j41]
-		acc32 += rec29.gNetLinear1BPartial[1][j41]
-		acc32 += rec29.gNetLinear1BPartial[2][j41]
-		acc32 += rec29.gNetLinear1BPartial[3][j41]
-		acc32 += rec29.gNetLinear1BPartial[4][j41]
-		acc32 += rec29.gNetLinear1BPartial[5][j41]
-		acc32 += rec29.gNetLinear1BPartial[6][j41]
-		acc32 += rec29.gNetLinear1BPartial[7][j41]
-		gNetLinear1B[j41] = acc32
+	for j40 := range 32 {
+		acc32 := gNetLinear1B[j40]
+		acc32 += rec28.gNetLinear1BPartial[0][j40]
+		acc32 += rec28.gNetLinear1BPartial[1][j40]
+		acc32 += rec28.gNetLinear1BPartial[2][j40]
+		acc32 += rec28.gNetLinear1BPartial[3][j40]
+		acc32 += rec28.gNetLinear1BPartial[4][j40]
+		acc32 += rec28.gNetLinear1BPartial[5][j40]
+		acc32 += rec28.gNetLinear1BPartial[6][j40]
+		acc32 += rec28.gNetLinear1BPartial[7][j40]
+		gNetLinear1B[j40] = acc32
+	}
+	rec28.scratch = nil
+	ocannlReverserBackwardPart27Records.Put(rec28)
+	// The 8 partial sums, added in part order.
+	for j42 := range 32 {
+		for j43 := range 64 {
+			acc33 := gNetLinear1W[64*j42+j43]
+			acc33 += rec29.gNetLinear1WPartial[0][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[1][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[2][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[3][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[4][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[5][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[6][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[7][j42][j43]
+			gNetLinear1W[64*j42+j43] = acc33
+		}
 	}
 	rec29.scratch = nil
 	ocannlReverserBackwardPart28Records.Put(rec29)
-	// The 8 partial sums, added in part order.
-	for j43 := range 32 {
-		for j44 := range 64 {
-			acc33 := gNetLinear1W[64*j43+j44]
-			acc33 += rec30.gNetLinear1WPartial[0][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[1][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[2][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[3][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[4][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[5][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[6][j43][j44]
-			acc33 += rec30.gNetLinear1WPartial[7][j43][j44]
-			gNetLinear1W[64*j43+j44] = acc33
-		}
-	}
-	rec30.scratch = nil
+	*rec30 = ocannlReverserBackwardPart29{}
 	ocannlReverserBackwardPart29Records.Put(rec30)
 	*rec31 = ocannlReverserBackwardPart30{}
 	ocannlReverserBackwardPart30Records.Put(rec31)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
 	// The 8 partial sums, added in part order.
-	for j48 := range 64 {
-		acc36 := gNetDense1B[j48]
-		acc36 += rec33.gNetDense1BPartial[0][j48]
-		acc36 += rec33.gNetDense1BPartial[1][j48]
-		acc36 += rec33.gNetDense1BPartial[2][j48]
-		acc36 += rec33.gNetDense1BPartial[3][j48]
-		acc36 += rec33.gNetDense1BPartial[4][j48]
-		acc36 += rec33.gNetDense1BPartial[5][j48]
-		acc36 += rec33.gNetDense1BPartial[6][j48]
-		acc36 += rec33.gNetDense1BPartial[7][j48]
-		gNetDense1B[j48] = acc36
+	for j47 := range 64 {
+		acc36 := gNetDense1B[j47]
+		acc36 += rec32.gNetDense1BPartial[0][j47]
+		acc36 += rec32.gNetDense1BPartial[1][j47]
+		acc36 += rec32.gNetDense1BPartial[2][j47]
+		acc36 += rec32.gNetDense1BPartial[3][j47]
+		acc36 += rec32.gNetDense1BPartial[4][j47]
+		acc36 += rec32.gNetDense1BPartial[5][j47]
+		acc36 += rec32.gNetDense1BPartial[6][j47]
+		acc36 += rec32.gNetDense1BPartial[7][j47]
+		gNetDense1B[j47] = acc36
 	}
-	rec33.scratch = nil
-	ocannlReverserBackwardPart32Records.Put(rec33)
+	rec32.scratch = nil
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetDense1W = [2048]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.gNetDense1W = gNetDense1W
-	rec34.scratch = scratch
-	region.Run(rec34, 8)
-	*rec34 = ocannlReverserBackwardPart33{}
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.gNetDense1W = gNetDense1W
+	rec33.scratch = scratch
+	region.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.pNetDense1W = pNetDense1W
-	rec35.scratch = scratch
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.pNetDense1W = pNetDense1W
+	rec34.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.scratch = scratch
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec35, rec36, rec37, rec38)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	region.RunSeq(8, rec34, rec35, rec36, rec37)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
 	// The 8 partial sums, added in part order.
-	for j52 := range 32 {
-		acc39 := gNetLayerNorm1Beta[j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[0][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[1][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[2][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[3][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[4][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[5][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[6][j52]
-		acc39 += rec36.gNetLayerNorm1BetaPartial[7][j52]
-		gNetLayerNorm1Beta[j52] = acc39
+	for j51 := range 32 {
+		acc39 := gNetLayerNorm1Beta[j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[0][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[1][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[2][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[3][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[4][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[5][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[6][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[7][j51]
+		gNetLayerNorm1Beta[j51] = acc39
 	}
-	rec36.scratch = nil
+	rec35.scratch = nil
+	ocannlReverserBackwardPart34Records.Put(rec35)
+	*rec36 = ocannlReverserBackwardPart35{}
 	ocannlReverserBackwardPart35Records.Put(rec36)
 	*rec37 = ocannlReverserBackwardPart36{}
 	ocannlReverserBackwardPart36Records.Put(rec37)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
@@ -4734,58 +4714,52 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec39.scratch = scratch
+
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
 	rec40.scratch = scratch
 
-	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
-	}
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec41 := ocannlReverserBackwardPart40Records.Get()
 	rec41.scratch = scratch
 
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
 	rec42 := ocannlReverserBackwardPart41Records.Get()
 	rec42.scratch = scratch
 
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-
-	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec39, rec40, rec41, rec42, rec43, rec44)
+	region.RunSeq(8, rec38, rec39, rec40, rec41, rec42)
 	// The 8 partial sums, added in part order.
-	for j57 := range 32 {
-		acc42 := gNetLayerNorm1Gamma[j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[0][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[1][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[2][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[3][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[4][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[5][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[6][j57]
-		acc42 += rec39.gNetLayerNorm1GammaPartial[7][j57]
-		gNetLayerNorm1Gamma[j57] = acc42
+	for j56 := range 32 {
+		acc42 := gNetLayerNorm1Gamma[j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[0][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[1][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[2][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[3][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[4][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[5][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[6][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[7][j56]
+		gNetLayerNorm1Gamma[j56] = acc42
 	}
-	rec39.scratch = nil
+	rec38.scratch = nil
+	ocannlReverserBackwardPart37Records.Put(rec38)
+	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
 	*rec40 = ocannlReverserBackwardPart39{}
 	ocannlReverserBackwardPart39Records.Put(rec40)
@@ -4793,10 +4767,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart40Records.Put(rec41)
 	*rec42 = ocannlReverserBackwardPart41{}
 	ocannlReverserBackwardPart41Records.Put(rec42)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
@@ -4838,36 +4808,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		*gNetAttention1WO = [1024]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.gNetAttention1WO = gNetAttention1WO
-	rec45.scratch = scratch
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.gNetAttention1WO = gNetAttention1WO
+	rec43.scratch = scratch
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.pNetAttention1WO = pNetAttention1WO
-	rec46.scratch = scratch
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.pNetAttention1WO = pNetAttention1WO
+	rec44.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec45, rec46, rec47)
+	region.RunSeq(8, rec43, rec44, rec45)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
 	*rec45 = ocannlReverserBackwardPart44{}
 	ocannlReverserBackwardPart44Records.Put(rec45)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -4932,10 +4902,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
-		for j72 := range 32 {
-			for j73 := range 8 {
-				for j74 := range 4 {
-					scratch.net_attention_1_m_argmax_8[j72][j73][j74][0] = 8
+		for j70 := range 32 {
+			for j71 := range 8 {
+				for j72 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j70][j71][j72][0] = 8
 				}
 			}
 		}
@@ -4943,48 +4913,52 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec48, rec49, rec50, rec51, rec52, rec53, rec54)
+	region.RunSeq(8, rec46, rec47, rec48, rec49, rec50, rec51, rec52)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
 	*rec48 = ocannlReverserBackwardPart47{}
 	ocannlReverserBackwardPart47Records.Put(rec48)
 	*rec49 = ocannlReverserBackwardPart48{}
@@ -4995,10 +4969,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart50Records.Put(rec51)
 	*rec52 = ocannlReverserBackwardPart51{}
 	ocannlReverserBackwardPart51Records.Put(rec52)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5081,72 +5051,72 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		*gNetAttention1WV = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.gNetAttention1WV = gNetAttention1WV
-	rec55.scratch = scratch
-	region.Run(rec55, 4)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.gNetAttention1WV = gNetAttention1WV
+	rec53.scratch = scratch
+	region.Run(rec53, 4)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.pNetAttention1WV = pNetAttention1WV
-	rec56.scratch = scratch
-	region.Run(rec56, 8)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.pNetAttention1WV = pNetAttention1WV
+	rec54.scratch = scratch
+	region.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetAttention1WK = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.gNetAttention1WK = gNetAttention1WK
-	rec57.scratch = scratch
-	region.Run(rec57, 4)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.gNetAttention1WK = gNetAttention1WK
+	rec55.scratch = scratch
+	region.Run(rec55, 4)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.pNetAttention1WK = pNetAttention1WK
-	rec58.scratch = scratch
-	region.Run(rec58, 8)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.pNetAttention1WK = pNetAttention1WK
+	rec56.scratch = scratch
+	region.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetAttention1WQ = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.gNetAttention1WQ = gNetAttention1WQ
-	rec59.scratch = scratch
-	region.Run(rec59, 4)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.gNetAttention1WQ = gNetAttention1WQ
+	rec57.scratch = scratch
+	region.Run(rec57, 4)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.pNetAttention1WQ = pNetAttention1WQ
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.pNetAttention1WQ = pNetAttention1WQ
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.gNetPos = gNetPos
-	rec61.scratch = scratch
-	region.Run(rec61, 8)
-	*rec61 = ocannlReverserBackwardPart60{}
-	ocannlReverserBackwardPart60Records.Put(rec61)
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.gNetPos = gNetPos
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5232,7 +5202,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_mean_1_grad      [32][8][1]float32
 	net_layer_norm_1_mean_grad        [32][8][1]float32
 	net_layer_norm_1_centered_grad    [32][8][32]float32
-	net_layer_norm_1_var_1_grad       [32][8][32]float32
 	net_layer_norm_1_var_2_grad       [32][8][1]float32
 	net_layer_norm_1_var_grad         [32][8][1]float32
 	net_x1_1_grad                     [32][8][32]float32
@@ -5243,7 +5212,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_mean_1_grad      [32][8][1]float32
 	net_layer_norm_2_mean_grad        [32][8][1]float32
 	net_layer_norm_2_centered_grad    [32][8][32]float32
-	net_layer_norm_2_var_1_grad       [32][8][32]float32
 	net_layer_norm_2_var_2_grad       [32][8][1]float32
 	net_layer_norm_2_var_grad         [32][8][1]float32
 	net_x2_1_grad                     [32][8][32]float32
@@ -6015,10 +5983,10 @@ func (r27 *ocannlReverserBackwardPart21) Part(j29 int) {
 			for i1 := range 8 {
 				net_x2_gradRow7 := &scratch.net_x2_grad[i0+4*j29][i1]
 				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j29][i1]
-				v3 := scratch.net_x2_3[i0+4*j29][i1][0] * scratch.net_x2_3[i0+4*j29][i1][0]
+				v := scratch.net_x2_3[i0+4*j29][i1][0] * scratch.net_x2_3[i0+4*j29][i1][0]
 				acc27 := scratch.net_x2_3_grad[i0+4*j29][i1][0]
 				for i2 := range 32 {
-					acc27 += net_x2_gradRow7[i2] * (-(net_x2_1Row3[i2] / v3))
+					acc27 += net_x2_gradRow7[i2] * (-(net_x2_1Row3[i2] / v))
 				}
 				scratch.net_x2_3_grad[i0+4*j29][i1][0] = acc27
 			}
@@ -6114,18 +6082,19 @@ type ocannlReverserBackwardPart24 struct {
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r30 *ocannlReverserBackwardPart24) Part(j35 int) {
 	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_2_var_1_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j35][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j35][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j35][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j35][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j35][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j35][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_2_gradV * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -6144,19 +6113,19 @@ type ocannlReverserBackwardPart25 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
 	scratch := r31.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0])
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j36][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j36][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j36][i1]
+				net_layer_norm_2_var_2_gradV2 := scratch.net_layer_norm_2_var_2_grad[i0+4*j36][i1][0]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -6175,20 +6144,21 @@ type ocannlReverserBackwardPart26 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
 	scratch := r32.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0])
+		ocannlReduce13AVX512(&scratch.net_layer_norm_2_mean_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered_grad[4*j37][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0])
+		ocannlReduce13AVX2(&scratch.net_layer_norm_2_mean_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered_grad[4*j37][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j37][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j37][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
+				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j37][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+					acc30 -= net_layer_norm_2_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j37][i1][0] = acc30
 			}
 		}
 	}
@@ -6200,60 +6170,28 @@ var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 // ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart27 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
-	scratch := r33.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce13AVX512(&scratch.net_layer_norm_2_mean_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered_grad[4*j38][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_layer_norm_2_mean_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered_grad[4*j38][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j38][i1]
-				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j38][i1][0]
-				for i2 := range 32 {
-					acc30 -= net_layer_norm_2_centered_gradRow4[i2]
-				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j38][i1][0] = acc30
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
-var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
-
-// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart28 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j40 int) {
-	scratch, gNetLinear1BPartial := r34.scratch, &r34.gNetLinear1BPartial
-	gNetLinear1BPartial[j40] = [32]float32{}
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r33 *ocannlReverserBackwardPart27) Part(j39 int) {
+	scratch, gNetLinear1BPartial := r33.scratch, &r33.gNetLinear1BPartial
+	gNetLinear1BPartial[j39] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetLinear1BPartial[j40][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+		ocannlReduce10AVX512(&gNetLinear1BPartial[j39][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLinear1BPartial[j40][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+		ocannlReduce10AVX2(&gNetLinear1BPartial[j39][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j40]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j39]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_centered_gradRow6 := &scratch.net_layer_norm_2_centered_grad[i0+4*j40][i1]
-				net_layer_norm_2_centered_gradRow7 := &scratch.net_layer_norm_2_centered_grad[i0+4*j40][i1+1]
-				net_layer_norm_2_centered_gradRow8 := &scratch.net_layer_norm_2_centered_grad[i0+4*j40][i1+2]
-				net_layer_norm_2_centered_gradRow9 := &scratch.net_layer_norm_2_centered_grad[i0+4*j40][i1+3]
+				net_layer_norm_2_centered_gradRow6 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1]
+				net_layer_norm_2_centered_gradRow7 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1+1]
+				net_layer_norm_2_centered_gradRow8 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1+2]
+				net_layer_norm_2_centered_gradRow9 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1+3]
 				for i2 := range 32 {
 					acc31 := gNetLinear1BPartialRow[i2]
 					acc31 += net_layer_norm_2_centered_gradRow6[i2]
@@ -6267,32 +6205,32 @@ func (r34 *ocannlReverserBackwardPart28) Part(j40 int) {
 	}
 }
 
-// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
-var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
+// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
+var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 
-// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart29 struct {
+type ocannlReverserBackwardPart28 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1WPartial [8][32][64]float32
 }
 
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j42 int) {
-	scratch, gNetLinear1WPartial := r35.scratch, &r35.gNetLinear1WPartial
-	gNetLinear1WPartial[j42] = [32][64]float32{}
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j41 int) {
+	scratch, gNetLinear1WPartial := r34.scratch, &r34.gNetLinear1WPartial
+	gNetLinear1WPartial[j41] = [32][64]float32{}
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1WPartial[j42][0][0], &scratch.net_layer_norm_2_centered_grad[4*j42][0][0], &scratch.net_linear_1_x[4*j42][0][0])
+		ocannlGemm9AVX512(&gNetLinear1WPartial[j41][0][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0], &scratch.net_linear_1_x[4*j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1WPartial[j42][0][0], &scratch.net_layer_norm_2_centered_grad[4*j42][0][0], &scratch.net_linear_1_x[4*j42][0][0])
+		ocannlGemm9AVX2(&gNetLinear1WPartial[j41][0][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0], &scratch.net_linear_1_x[4*j41][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j42][i1]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j41][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradV := scratch.net_layer_norm_2_centered_grad[i0+4*j42][i1][i2]
-					gNetLinear1WPartialRow := &gNetLinear1WPartial[j42][i2]
+					net_layer_norm_2_centered_gradV := scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1][i2]
+					gNetLinear1WPartialRow := &gNetLinear1WPartial[j41][i2]
 					for i3 := range 64 {
 						gNetLinear1WPartialRow[i3] += net_layer_norm_2_centered_gradV * net_linear_1_xRow3[i3]
 					}
@@ -6302,38 +6240,38 @@ func (r35 *ocannlReverserBackwardPart29) Part(j42 int) {
 	}
 }
 
-// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
-var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
+// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
+var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart30 struct {
+type ocannlReverserBackwardPart29 struct {
 	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j45 int) {
-	pNetLinear1W, scratch := r36.pNetLinear1W, r36.scratch
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j44 int) {
+	pNetLinear1W, scratch := r35.pNetLinear1W, r35.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j45][0][0], &scratch.net_layer_norm_2_centered_grad[4*j45][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j44][0][0], &scratch.net_layer_norm_2_centered_grad[4*j44][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j45][0][0], &scratch.net_layer_norm_2_centered_grad[4*j45][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j44][0][0], &scratch.net_layer_norm_2_centered_grad[4*j44][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j45][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j44][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_centered_gradV2 := scratch.net_layer_norm_2_centered_grad[i0+4*j45][i1][i2]
+					net_layer_norm_2_centered_gradV2 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_centered_gradV3 := scratch.net_layer_norm_2_centered_grad[i0+4*j45][i1][i2+1]
+					net_layer_norm_2_centered_gradV3 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_centered_gradV4 := scratch.net_layer_norm_2_centered_grad[i0+4*j45][i1][i2+2]
+					net_layer_norm_2_centered_gradV4 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_centered_gradV5 := scratch.net_layer_norm_2_centered_grad[i0+4*j45][i1][i2+3]
+					net_layer_norm_2_centered_gradV5 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2+3]
 					for i3 := range 64 {
 						acc34 := net_linear_1_x_gradRow[i3]
 						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_centered_gradV2
@@ -6348,73 +6286,73 @@ func (r36 *ocannlReverserBackwardPart30) Part(j45 int) {
 	}
 }
 
-// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
-var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
-// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart31 struct {
+type ocannlReverserBackwardPart30 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r39 *ocannlReverserBackwardPart31) Part(j46 int) {
-	scratch := r39.scratch
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r38 *ocannlReverserBackwardPart30) Part(j45 int) {
+	scratch := r38.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_linear_1_x_2_grad[4*j46][0][0], &scratch.net_linear_1_x[4*j46][0][0], &scratch.net_linear_1_x_grad[4*j46][0][0])
+		ocannlMap32AVX512(&scratch.net_linear_1_x_2_grad[4*j45][0][0], &scratch.net_linear_1_x[4*j45][0][0], &scratch.net_linear_1_x_grad[4*j45][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_linear_1_x_2_grad[4*j46][0][0], &scratch.net_linear_1_x[4*j46][0][0], &scratch.net_linear_1_x_grad[4*j46][0][0])
+		ocannlMap32AVX2(&scratch.net_linear_1_x_2_grad[4*j45][0][0], &scratch.net_linear_1_x[4*j45][0][0], &scratch.net_linear_1_x_grad[4*j45][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow4 := &scratch.net_linear_1_x[i0+4*j46][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j46][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1]
+				net_linear_1_xRow4 := &scratch.net_linear_1_x[i0+4*j45][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j45][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j45][i1]
 				for i2 := range 64 {
-					var r37 float32
+					var r36 float32
 					if 0 < net_linear_1_xRow4[i2] {
-						r37 = 1
+						r36 = 1
 					}
-					r38 := float32(0)
-					if r37 != 0 {
-						r38 = net_linear_1_x_gradRow2[i2]
+					r37 := float32(0)
+					if r36 != 0 {
+						r37 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r38
+					net_linear_1_x_2_gradRow[i2] += r37
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
-var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 
-// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart32 struct {
+type ocannlReverserBackwardPart31 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r40 *ocannlReverserBackwardPart32) Part(j47 int) {
-	scratch, gNetDense1BPartial := r40.scratch, &r40.gNetDense1BPartial
-	gNetDense1BPartial[j47] = [64]float32{}
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r39 *ocannlReverserBackwardPart31) Part(j46 int) {
+	scratch, gNetDense1BPartial := r39.scratch, &r39.gNetDense1BPartial
+	gNetDense1BPartial[j46] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetDense1BPartial[j47][0], &scratch.net_linear_1_x_2_grad[4*j47][0][0])
+		ocannlReduce14AVX512(&gNetDense1BPartial[j46][0], &scratch.net_linear_1_x_2_grad[4*j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetDense1BPartial[j47][0], &scratch.net_linear_1_x_2_grad[4*j47][0][0])
+		ocannlReduce14AVX2(&gNetDense1BPartial[j46][0], &scratch.net_linear_1_x_2_grad[4*j46][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j47]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j46]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j47][i1]
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j47][i1+1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j47][i1+2]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j47][i1+3]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+2]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+3]
 				for i2 := range 64 {
 					acc35 := gNetDense1BPartialRow[i2]
 					acc35 += net_linear_1_x_2_gradRow2[i2]
@@ -6428,31 +6366,31 @@ func (r40 *ocannlReverserBackwardPart32) Part(j47 int) {
 	}
 }
 
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
+type ocannlReverserBackwardPart32 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r41 *ocannlReverserBackwardPart33) Part(j49 int) {
-	gNetDense1W, scratch := r41.gNetDense1W, r41.scratch
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r40 *ocannlReverserBackwardPart32) Part(j48 int) {
+	gNetDense1W, scratch := r40.gNetDense1W, r40.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j49], &scratch.net_linear_1_x_2_grad[0][0][8*j49], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j48], &scratch.net_linear_1_x_2_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j49], &scratch.net_linear_1_x_2_grad[0][0][8*j49], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j48], &scratch.net_linear_1_x_2_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_2_gradV := scratch.net_linear_1_x_2_grad[i0][i1][i2+8*j49]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j49 : 32*i2+256*j49+32])
+					net_linear_1_x_2_gradV := scratch.net_linear_1_x_2_grad[i0][i1][i2+8*j48]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j48 : 32*i2+256*j48+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_2_gradV * net_x1Row4[i3]
 					}
@@ -6462,38 +6400,38 @@ func (r41 *ocannlReverserBackwardPart33) Part(j49 int) {
 	}
 }
 
-// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
-var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 
-// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart34 struct {
+type ocannlReverserBackwardPart33 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
-	pNetDense1W, scratch := r42.pNetDense1W, r42.scratch
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r41 *ocannlReverserBackwardPart33) Part(j49 int) {
+	pNetDense1W, scratch := r41.pNetDense1W, r41.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_layer_norm_2_centered_grad[4*j50][0][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&scratch.net_layer_norm_2_centered_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_layer_norm_2_centered_grad[4*j50][0][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&scratch.net_layer_norm_2_centered_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow10 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1]
+				net_layer_norm_2_centered_gradRow10 := &scratch.net_layer_norm_2_centered_grad[i0+4*j49][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_2_gradV2 := scratch.net_linear_1_x_2_grad[i0+4*j50][i1][i2]
+					net_linear_1_x_2_gradV2 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_2_gradV3 := scratch.net_linear_1_x_2_grad[i0+4*j50][i1][i2+1]
+					net_linear_1_x_2_gradV3 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_2_gradV4 := scratch.net_linear_1_x_2_grad[i0+4*j50][i1][i2+2]
+					net_linear_1_x_2_gradV4 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_2_gradV5 := scratch.net_linear_1_x_2_grad[i0+4*j50][i1][i2+3]
+					net_linear_1_x_2_gradV5 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2+3]
 					for i3 := range 32 {
 						acc37 := net_layer_norm_2_centered_gradRow10[i3]
 						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_2_gradV2
@@ -6508,34 +6446,34 @@ func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
 	}
 }
 
-// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
-var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
-// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart35 struct {
+type ocannlReverserBackwardPart34 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r43 *ocannlReverserBackwardPart35) Part(j51 int) {
-	scratch, gNetLayerNorm1BetaPartial := r43.scratch, &r43.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j51] = [32]float32{}
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
+	scratch, gNetLayerNorm1BetaPartial := r42.scratch, &r42.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j50] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetLayerNorm1BetaPartial[j51][0], &scratch.net_layer_norm_2_centered_grad[4*j51][0][0])
+		ocannlReduce10AVX512(&gNetLayerNorm1BetaPartial[j50][0], &scratch.net_layer_norm_2_centered_grad[4*j50][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1BetaPartial[j51][0], &scratch.net_layer_norm_2_centered_grad[4*j51][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1BetaPartial[j50][0], &scratch.net_layer_norm_2_centered_grad[4*j50][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j51]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j50]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_centered_gradRow11 := &scratch.net_layer_norm_2_centered_grad[i0+4*j51][i1]
-				net_layer_norm_2_centered_gradRow12 := &scratch.net_layer_norm_2_centered_grad[i0+4*j51][i1+1]
-				net_layer_norm_2_centered_gradRow13 := &scratch.net_layer_norm_2_centered_grad[i0+4*j51][i1+2]
-				net_layer_norm_2_centered_gradRow14 := &scratch.net_layer_norm_2_centered_grad[i0+4*j51][i1+3]
+				net_layer_norm_2_centered_gradRow11 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1]
+				net_layer_norm_2_centered_gradRow12 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1+1]
+				net_layer_norm_2_centered_gradRow13 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1+2]
+				net_layer_norm_2_centered_gradRow14 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1+3]
 				for i2 := range 32 {
 					acc38 := gNetLayerNorm1BetaPartialRow[i2]
 					acc38 += net_layer_norm_2_centered_gradRow11[i2]
@@ -6543,6 +6481,37 @@ func (r43 *ocannlReverserBackwardPart35) Part(j51 int) {
 					acc38 += net_layer_norm_2_centered_gradRow13[i2]
 					acc38 += net_layer_norm_2_centered_gradRow14[i2]
 					gNetLayerNorm1BetaPartialRow[i2] = acc38
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart35 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r43 *ocannlReverserBackwardPart35) Part(j52 int) {
+	scratch := r43.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_x1_1_grad[4*j52][0][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0], &scratch.net_x1_3[4*j52][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_x1_1_grad[4*j52][0][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0], &scratch.net_x1_3[4*j52][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow15 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j52][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j52][i1]
+				for i2 := range 32 {
+					net_x1_1_gradRow[i2] += net_layer_norm_2_centered_gradRow15[i2] / net_x1_3V2
 				}
 			}
 		}
@@ -6561,20 +6530,23 @@ type ocannlReverserBackwardPart36 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r44 *ocannlReverserBackwardPart36) Part(j53 int) {
 	scratch := r44.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_x1_1_grad[4*j53][0][0], &scratch.net_layer_norm_2_centered_grad[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
+		ocannlReduce11AVX512(&scratch.net_x1_3_grad[4*j53][0][0], &scratch.net_layer_norm_2_centered_grad[4*j53][0][0], &scratch.net_x1_1[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_x1_1_grad[4*j53][0][0], &scratch.net_layer_norm_2_centered_grad[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
+		ocannlReduce11AVX2(&scratch.net_x1_3_grad[4*j53][0][0], &scratch.net_layer_norm_2_centered_grad[4*j53][0][0], &scratch.net_x1_1[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow15 := &scratch.net_layer_norm_2_centered_grad[i0+4*j53][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+4*j53][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j53][i1]
+				net_layer_norm_2_centered_gradRow16 := &scratch.net_layer_norm_2_centered_grad[i0+4*j53][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j53][i1]
+				v2 := scratch.net_x1_3[i0+4*j53][i1][0] * scratch.net_x1_3[i0+4*j53][i1][0]
+				acc40 := scratch.net_x1_3_grad[i0+4*j53][i1][0]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_layer_norm_2_centered_gradRow15[i2] / net_x1_3V2
+					acc40 += net_layer_norm_2_centered_gradRow16[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+4*j53][i1][0] = acc40
 			}
 		}
 	}
@@ -6586,66 +6558,32 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r45 *ocannlReverserBackwardPart37) Part(j54 int) {
-	scratch := r45.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce11AVX512(&scratch.net_x1_3_grad[4*j54][0][0], &scratch.net_layer_norm_2_centered_grad[4*j54][0][0], &scratch.net_x1_1[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_x1_3_grad[4*j54][0][0], &scratch.net_layer_norm_2_centered_grad[4*j54][0][0], &scratch.net_x1_1[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow16 := &scratch.net_layer_norm_2_centered_grad[i0+4*j54][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j54][i1]
-				v4 := scratch.net_x1_3[i0+4*j54][i1][0] * scratch.net_x1_3[i0+4*j54][i1][0]
-				acc40 := scratch.net_x1_3_grad[i0+4*j54][i1][0]
-				for i2 := range 32 {
-					acc40 += net_layer_norm_2_centered_gradRow16[i2] * (-(net_x1_1Row3[i2] / v4))
-				}
-				scratch.net_x1_3_grad[i0+4*j54][i1][0] = acc40
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
-var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
-
-// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart38 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r46 *ocannlReverserBackwardPart38) Part(j56 int) {
-	scratch, gNetLayerNorm1GammaPartial := r46.scratch, &r46.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j56] = [32]float32{}
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r45 *ocannlReverserBackwardPart37) Part(j55 int) {
+	scratch, gNetLayerNorm1GammaPartial := r45.scratch, &r45.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j55] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetLayerNorm1GammaPartial[j56][0], &scratch.net_x1_1_grad[4*j56][0][0], &scratch.net_layer_norm_1_centered[4*j56][0][0])
+		ocannlReduce12AVX512(&gNetLayerNorm1GammaPartial[j55][0], &scratch.net_x1_1_grad[4*j55][0][0], &scratch.net_layer_norm_1_centered[4*j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetLayerNorm1GammaPartial[j56][0], &scratch.net_x1_1_grad[4*j56][0][0], &scratch.net_layer_norm_1_centered[4*j56][0][0])
+		ocannlReduce12AVX2(&gNetLayerNorm1GammaPartial[j55][0], &scratch.net_x1_1_grad[4*j55][0][0], &scratch.net_layer_norm_1_centered[4*j55][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j56]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j55]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j56][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j56][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j56][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j56][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j55][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j55][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j55][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j55][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1+3]
 				for i2 := range 32 {
 					acc41 := gNetLayerNorm1GammaPartialRow[i2]
 					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -6659,31 +6597,62 @@ func (r46 *ocannlReverserBackwardPart38) Part(j56 int) {
 	}
 }
 
+// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
+var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
+
+// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart38 struct {
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r46 *ocannlReverserBackwardPart38) Part(j57 int) {
+	pNetLayerNorm1Gamma, scratch := r46.pNetLayerNorm1Gamma, r46.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[4*j57][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j57][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[4*j57][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j57][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j57][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j57][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
 var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j58 of the nest (0 <= j58 < 8).
-func (r47 *ocannlReverserBackwardPart39) Part(j58 int) {
-	pNetLayerNorm1Gamma, scratch := r47.pNetLayerNorm1Gamma, r47.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r47 *ocannlReverserBackwardPart39) Part(j59 int) {
+	scratch := r47.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[4*j58][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j58][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[4*j58][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j58][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j58][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j58][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j59][i1][0]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j59][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j59][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -6702,18 +6671,19 @@ type ocannlReverserBackwardPart40 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r48 *ocannlReverserBackwardPart40) Part(j60 int) {
 	scratch := r48.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_var_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
+		ocannlMap30AVX512(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j60][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j60][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1]
+				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0+4*j60][i1][0]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j60][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -6732,20 +6702,21 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r49 *ocannlReverserBackwardPart41) Part(j61 int) {
 	scratch := r49.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_1_centered_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered[4*j61][0][0])
+		ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered_grad[4*j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_1_centered_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered[4*j61][0][0])
+		ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered_grad[4*j61][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j61][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j61][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
+				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j61][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					acc43 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j61][i1][0] = acc43
 			}
 		}
 	}
@@ -6755,27 +6726,32 @@ func (r49 *ocannlReverserBackwardPart41) Part(j61 int) {
 var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r50 *ocannlReverserBackwardPart42) Part(j62 int) {
-	scratch := r50.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r50 *ocannlReverserBackwardPart42) Part(j63 int) {
+	gNetAttention1WO, scratch := r50.gNetAttention1WO, r50.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_centered_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_centered_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j62][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j62][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				for i2 := range 4 {
+					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+4*j63]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j63+8*i3 : 32*i2+128*j63+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_centered_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -6788,27 +6764,31 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r51 *ocannlReverserBackwardPart43) Part(j63 int) {
-	scratch := r51.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r51 *ocannlReverserBackwardPart43) Part(j64 int) {
+	pNetAttention1WO, scratch := r51.pNetAttention1WO, r51.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered_grad[4*j63][0][0])
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j64][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered_grad[4*j63][0][0])
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j64][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0], &pNetAttention1WO[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j63][i1]
-				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j63][i1][0]
 				for i2 := range 32 {
-					acc43 -= net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0+4*j64][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j64][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_centered_gradV2
+						}
+					}
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j63][i1][0] = acc43
 			}
 		}
 	}
@@ -6818,30 +6798,46 @@ func (r51 *ocannlReverserBackwardPart43) Part(j63 int) {
 var ocannlReverserBackwardPart43Records rt.Records[ocannlReverserBackwardPart43]
 
 // ocannlReverserBackwardPart44 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart44 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r52 *ocannlReverserBackwardPart44) Part(j65 int) {
-	gNetAttention1WO, scratch := r52.gNetAttention1WO, r52.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r52.scratch
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j65], &scratch.net_layer_norm_1_centered_grad[0][0][4*j65], &scratch.net_attention_1_ctx[0][0][0][0])
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_v[i0+4*j65][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j65], &scratch.net_layer_norm_1_centered_grad[0][0][4*j65], &scratch.net_attention_1_ctx[0][0][0][0])
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_v[i0+4*j65][0][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 32 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j65]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+4*j65]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j65+8*i3 : 32*i2+128*j65+8*i3+8])
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j65][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3+3]
 						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_centered_gradV * net_attention_1_ctxRow3[i4]
+							acc44 := net_attention_1_attn_gradRow[i4]
+							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc44
 						}
 					}
 				}
@@ -6856,30 +6852,30 @@ var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r53 *ocannlReverserBackwardPart45) Part(j66 int) {
-	pNetAttention1WO, scratch := r53.pNetAttention1WO, r53.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r53.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j66][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j66][0][0], &pNetAttention1WO[0])
+		ocannlReduce15AVX512(&scratch.net_attention_1_attn_1_grad[4*j66][0][0][0], &scratch.net_attention_1_attn_grad[4*j66][0][0][0], &scratch.net_attention_1_ex[4*j66][0][0][0], &scratch.net_attention_1_attn_1[4*j66][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j66][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j66][0][0], &pNetAttention1WO[0])
+		ocannlReduce15AVX2(&scratch.net_attention_1_attn_1_grad[4*j66][0][0][0], &scratch.net_attention_1_attn_grad[4*j66][0][0][0], &scratch.net_attention_1_ex[4*j66][0][0][0], &scratch.net_attention_1_attn_1[4*j66][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0+4*j66][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j66][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_centered_gradV2
-						}
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j66][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j66][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j66][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j66][i1][i2][0]
+					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j66][i1][i2][0]
+					for i3 := range 8 {
+						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j66][i1][i2][0] = acc45
 				}
 			}
 		}
@@ -6898,39 +6894,19 @@ type ocannlReverserBackwardPart46 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r54 *ocannlReverserBackwardPart46) Part(j67 int) {
 	scratch := r54.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j67][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j67][0][i2][0], &scratch.net_attention_1_v[i0+4*j67][0][i2][0])
-			}
-		}
+		ocannlMap34AVX512(&scratch.net_attention_1_ex_grad[4*j67][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j67][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j67][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j67][0][i2][0], &scratch.net_attention_1_v[i0+4*j67][0][i2][0])
-			}
-		}
+		ocannlMap34AVX2(&scratch.net_attention_1_ex_grad[4*j67][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j67][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j67]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j67][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc44 := net_attention_1_attn_gradRow[i4]
-							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc44
-						}
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j67][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j67][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -6950,24 +6926,21 @@ type ocannlReverserBackwardPart47 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r55 *ocannlReverserBackwardPart47) Part(j68 int) {
 	scratch := r55.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce15AVX512(&scratch.net_attention_1_attn_1_grad[4*j68][0][0][0], &scratch.net_attention_1_attn_grad[4*j68][0][0][0], &scratch.net_attention_1_ex[4*j68][0][0][0], &scratch.net_attention_1_attn_1[4*j68][0][0][0])
+		ocannlMap35AVX512(&scratch.net_attention_1_ex_1_grad[4*j68][0][0][0], &scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_ex[4*j68][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce15AVX2(&scratch.net_attention_1_attn_1_grad[4*j68][0][0][0], &scratch.net_attention_1_attn_grad[4*j68][0][0][0], &scratch.net_attention_1_ex[4*j68][0][0][0], &scratch.net_attention_1_attn_1[4*j68][0][0][0])
+		ocannlMap35AVX2(&scratch.net_attention_1_ex_1_grad[4*j68][0][0][0], &scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_ex[4*j68][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j68][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j68][i1][i2]
-					v5 := scratch.net_attention_1_attn_1[i0+4*j68][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j68][i1][i2][0]
-					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j68][i1][i2][0]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j68][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j68][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j68][i1][i2]
 					for i3 := range 8 {
-						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v5))
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j68][i1][i2][0] = acc45
 				}
 			}
 		}
@@ -6986,20 +6959,22 @@ type ocannlReverserBackwardPart48 struct {
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r56 *ocannlReverserBackwardPart48) Part(j69 int) {
 	scratch := r56.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_attention_1_ex_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j69][0][0][0])
+		ocannlReduce16AVX512(&scratch.net_attention_1_m_grad[4*j69][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j69][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_attention_1_ex_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j69][0][0][0])
+		ocannlReduce16AVX2(&scratch.net_attention_1_m_grad[4*j69][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j69][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j69][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j69][i1][i2]
+					acc46 := scratch.net_attention_1_m_grad[i0+4*j69][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						acc46 -= net_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_attention_1_m_grad[i0+4*j69][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7015,24 +6990,34 @@ type ocannlReverserBackwardPart49 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j70 int) {
-	scratch := r57.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r59 *ocannlReverserBackwardPart49) Part(j73 int) {
+	scratch := r59.scratch
+	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_attention_1_ex_1_grad[4*j70][0][0][0], &scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_ex[4*j70][0][0][0])
+		ocannlReduce17AVX512(&scratch.net_attention_1_m_argmax_8[4*j73][0][0][0], &scratch.net_attention_1_scores[4*j73][0][0][0], &scratch.net_attention_1_m[4*j73][0][0][0], &scratch.ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_attention_1_ex_1_grad[4*j70][0][0][0], &scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_ex[4*j70][0][0][0])
+		ocannlReduce17AVX2(&scratch.net_attention_1_m_argmax_8[4*j73][0][0][0], &scratch.net_attention_1_scores[4*j73][0][0][0], &scratch.net_attention_1_m[4*j73][0][0][0], &scratch.ordinals_2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j70][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j70][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j70][i1][i2]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j73][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j73][i1][i2][0]
+					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j73][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						var r57 float32
+						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+							r57 = 1
+						}
+						r58 := float32(8)
+						if r57 != 0 {
+							r58 = scratch.ordinals_2[i3]
+						}
+						acc47 = min(acc47, r58)
 					}
+					scratch.net_attention_1_m_argmax_8[i0+4*j73][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -7048,25 +7033,32 @@ type ocannlReverserBackwardPart50 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j71 int) {
-	scratch := r58.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r62 *ocannlReverserBackwardPart50) Part(j74 int) {
+	scratch := r62.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce16AVX512(&scratch.net_attention_1_m_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j71][0][0][0])
+		ocannlMap37AVX512(&scratch.net_attention_1_ex_1_grad[4*j74][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j74][0][0][0], &scratch.net_attention_1_m_grad[4*j74][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j71][0][0][0])
+		ocannlMap37AVX2(&scratch.net_attention_1_ex_1_grad[4*j74][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j74][0][0][0], &scratch.net_attention_1_m_grad[4*j74][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
-					acc46 := scratch.net_attention_1_m_grad[i0+4*j71][i1][i2][0]
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j74][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j74][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j74][i1][i2]
 					for i3 := range 8 {
-						acc46 -= net_attention_1_ex_1_gradRow2[i3]
+						var r60 float32
+						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
+							r60 = 1
+						}
+						r61 := float32(0)
+						if r60 != 0 {
+							r61 = net_attention_1_m_gradV
+						}
+						net_attention_1_ex_1_gradRow3[i3] += r61
 					}
-					scratch.net_attention_1_m_grad[i0+4*j71][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7083,33 +7075,23 @@ type ocannlReverserBackwardPart51 struct {
 }
 
 // Part runs part j75 of the nest (0 <= j75 < 8).
-func (r61 *ocannlReverserBackwardPart51) Part(j75 int) {
-	scratch := r61.scratch
-	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+func (r63 *ocannlReverserBackwardPart51) Part(j75 int) {
+	scratch := r63.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&scratch.net_attention_1_m_argmax_8[4*j75][0][0][0], &scratch.net_attention_1_scores[4*j75][0][0][0], &scratch.net_attention_1_m[4*j75][0][0][0], &scratch.ordinals_2[0])
+		ocannlMap38AVX512(&scratch.net_attention_1_scores_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.net_attention_1_m_argmax_8[4*j75][0][0][0], &scratch.net_attention_1_scores[4*j75][0][0][0], &scratch.net_attention_1_m[4*j75][0][0][0], &scratch.ordinals_2[0])
+		ocannlMap38AVX2(&scratch.net_attention_1_scores_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j75][i1][i2]
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j75][i1][i2][0]
-					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j75][i1][i2][0]
+					net_attention_1_ex_1_gradRow4 := &scratch.net_attention_1_ex_1_grad[i0+4*j75][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j75][i1][i2]
 					for i3 := range 8 {
-						var r59 float32
-						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
-							r59 = 1
-						}
-						r60 := float32(8)
-						if r59 != 0 {
-							r60 = scratch.ordinals_2[i3]
-						}
-						acc47 = min(acc47, r60)
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_ex_1_gradRow4[i3] / net_attention_1_scores_2V2
 					}
-					scratch.net_attention_1_m_argmax_8[i0+4*j75][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -7119,37 +7101,32 @@ func (r61 *ocannlReverserBackwardPart51) Part(j75 int) {
 // ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
 var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 
-// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart52 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
+// Part runs part j76 of the nest (0 <= j76 < 4).
 func (r64 *ocannlReverserBackwardPart52) Part(j76 int) {
-	scratch := r64.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	gNetAttention1WV, scratch := r64.gNetAttention1WV, r64.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_attention_1_ex_1_grad[4*j76][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j76][0][0][0], &scratch.net_attention_1_m_grad[4*j76][0][0][0])
+		ocannlGemm16AVX512(&gNetAttention1WV[256*j76], &scratch.net_attention_1_v_grad[0][0][j76][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_attention_1_ex_1_grad[4*j76][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j76][0][0][0], &scratch.net_attention_1_m_grad[4*j76][0][0][0])
+		ocannlGemm16AVX2(&gNetAttention1WV[256*j76], &scratch.net_attention_1_v_grad[0][0][j76][0], &scratch.net_h[0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j76][i1][i2][0]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j76][i1][i2][0]
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j76][i1][i2]
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 8 {
-						var r62 float32
-						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
-							r62 = 1
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j76][i3]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j76+32*i3 : 256*i2+256*j76+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
-						r63 := float32(0)
-						if r62 != 0 {
-							r63 = net_attention_1_m_gradV
-						}
-						net_attention_1_ex_1_gradRow3[i3] += r63
 					}
 				}
 			}
@@ -7163,102 +7140,33 @@ var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
 // ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart53 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r65 *ocannlReverserBackwardPart53) Part(j77 int) {
-	scratch := r65.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_attention_1_scores_1_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_attention_1_scores_1_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow4 := &scratch.net_attention_1_ex_1_grad[i0+4*j77][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j77][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_ex_1_gradRow4[i3] / net_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
-var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
-
-// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart54 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j78 of the nest (0 <= j78 < 4).
-func (r66 *ocannlReverserBackwardPart54) Part(j78 int) {
-	gNetAttention1WV, scratch := r66.gNetAttention1WV, r66.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WV[256*j78], &scratch.net_attention_1_v_grad[0][0][j78][0], &scratch.net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WV[256*j78], &scratch.net_attention_1_v_grad[0][0][j78][0], &scratch.net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 8 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j78][i3]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j78+32*i3 : 256*i2+256*j78+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
-var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
-
-// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart55 struct {
 	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r67 *ocannlReverserBackwardPart55) Part(j79 int) {
-	pNetAttention1WV, scratch := r67.pNetAttention1WV, r67.scratch
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r65 *ocannlReverserBackwardPart53) Part(j77 int) {
+	pNetAttention1WV, scratch := r65.pNetAttention1WV, r65.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j79][0][0], &scratch.net_attention_1_v_grad[4*j79][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j77][0][0], &scratch.net_attention_1_v_grad[4*j77][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j79][0][0], &scratch.net_attention_1_v_grad[4*j79][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j77][0][0], &scratch.net_attention_1_v_grad[4*j77][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+4*j79][i1]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+4*j77][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j79][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j79][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j79][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j79][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc49 := net_layer_norm_1_centered_gradRow6[i4]
 							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -7274,32 +7182,32 @@ func (r67 *ocannlReverserBackwardPart55) Part(j79 int) {
 	}
 }
 
-// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
-var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
+// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
+var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
 
-// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart56 struct {
+type ocannlReverserBackwardPart54 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 4).
-func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
-	gNetAttention1WK, scratch := r68.gNetAttention1WK, r68.scratch
+// Part runs part j78 of the nest (0 <= j78 < 4).
+func (r66 *ocannlReverserBackwardPart54) Part(j78 int) {
+	gNetAttention1WK, scratch := r66.gNetAttention1WK, r66.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WK[256*j80], &scratch.net_attention_1_k_grad[0][0][j80][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX512(&gNetAttention1WK[256*j78], &scratch.net_attention_1_k_grad[0][0][j78][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WK[256*j80], &scratch.net_attention_1_k_grad[0][0][j80][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX2(&gNetAttention1WK[256*j78], &scratch.net_attention_1_k_grad[0][0][j78][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 8 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j80][i3]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j80+32*i3 : 256*i2+256*j80+32*i3+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j78][i3]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j78+32*i3 : 256*i2+256*j78+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -7310,39 +7218,39 @@ func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
 	}
 }
 
-// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
-var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
+// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
+var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 
-// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart57 struct {
+type ocannlReverserBackwardPart55 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
-	pNetAttention1WK, scratch := r69.pNetAttention1WK, r69.scratch
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r67 *ocannlReverserBackwardPart55) Part(j79 int) {
+	pNetAttention1WK, scratch := r67.pNetAttention1WK, r67.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j81][0][0], &scratch.net_attention_1_k_grad[4*j81][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j79][0][0], &scratch.net_attention_1_k_grad[4*j79][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j81][0][0], &scratch.net_attention_1_k_grad[4*j81][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j79][0][0], &scratch.net_attention_1_k_grad[4*j79][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+4*j81][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+4*j79][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j81][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j81][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j81][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j81][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc50 := net_layer_norm_1_centered_gradRow7[i4]
 							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -7358,32 +7266,32 @@ func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
 	}
 }
 
-// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
-var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
+// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
+var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 
-// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart58 struct {
+type ocannlReverserBackwardPart56 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 4).
-func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
-	gNetAttention1WQ, scratch := r70.gNetAttention1WQ, r70.scratch
+// Part runs part j80 of the nest (0 <= j80 < 4).
+func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
+	gNetAttention1WQ, scratch := r68.gNetAttention1WQ, r68.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WQ[256*j82], &scratch.net_attention_1_q_grad[0][0][j82][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX512(&gNetAttention1WQ[256*j80], &scratch.net_attention_1_q_grad[0][0][j80][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WQ[256*j82], &scratch.net_attention_1_q_grad[0][0][j82][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX2(&gNetAttention1WQ[256*j80], &scratch.net_attention_1_q_grad[0][0][j80][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 8 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j82][i3]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j82+32*i3 : 256*i2+256*j82+32*i3+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j80][i3]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j80+32*i3 : 256*i2+256*j80+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -7394,39 +7302,39 @@ func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
 	}
 }
 
-// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
-var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
+// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
+var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 
-// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart59 struct {
+type ocannlReverserBackwardPart57 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
-	pNetAttention1WQ, scratch := r71.pNetAttention1WQ, r71.scratch
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
+	pNetAttention1WQ, scratch := r69.pNetAttention1WQ, r69.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j83][0][0], &scratch.net_attention_1_q_grad[4*j83][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j81][0][0], &scratch.net_attention_1_q_grad[4*j81][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j83][0][0], &scratch.net_attention_1_q_grad[4*j83][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j81][0][0], &scratch.net_attention_1_q_grad[4*j81][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+4*j83][i1]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+4*j81][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j83][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j83][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j83][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j83][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc51 := net_layer_norm_1_centered_gradRow8[i4]
 							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -7442,29 +7350,29 @@ func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
 	}
 }
 
-// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
-var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
+// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
+var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart60 struct {
+type ocannlReverserBackwardPart58 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
-	gNetPos, scratch := r72.gNetPos, r72.scratch
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
+	gNetPos, scratch := r70.gNetPos, r70.scratch
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&gNetPos[32*j84], &scratch.net_layer_norm_1_centered_grad[0][j84][0])
+		ocannlReduce18AVX512(&gNetPos[32*j82], &scratch.net_layer_norm_1_centered_grad[0][j82][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&gNetPos[32*j84], &scratch.net_layer_norm_1_centered_grad[0][j84][0])
+		ocannlReduce18AVX2(&gNetPos[32*j82], &scratch.net_layer_norm_1_centered_grad[0][j82][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 1 {
-				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+j84]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j84 : 32*i1+32*j84+32])
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+j82]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j82 : 32*i1+32*j82+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow9[i2]
 				}
@@ -7473,8 +7381,8 @@ func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
 	}
 }
 
-// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
-var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
+// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
+var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //

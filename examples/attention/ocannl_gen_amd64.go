@@ -226,7 +226,7 @@ func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
@@ -236,7 +236,7 @@ func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(add(x0,0),x1).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
@@ -276,12 +276,12 @@ func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap28AVX512(c *float32, x0 *float32)
 
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap29AVX512(c *float32, x0 *float32)
+func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
@@ -716,7 +716,7 @@ func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
@@ -726,7 +726,7 @@ func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(add(x0,0),x1).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
@@ -766,12 +766,12 @@ func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32)
+func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)

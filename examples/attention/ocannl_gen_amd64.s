@@ -4113,8 +4113,7 @@ TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -4155,19 +4154,18 @@ TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -4352,27 +4350,32 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000002, BX
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000002, SI
 
 e2:
-	VADDPS  Z0, Z1, Z2
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	DECQ    BX
+	ADDQ    $+64, DX
+	DECQ    SI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -4385,20 +4388,25 @@ TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000020, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -12767,8 +12775,7 @@ TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -12809,26 +12816,24 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -13023,27 +13028,32 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000004, SI
 
 e2:
-	VADDPS  Y0, Y1, Y2
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	DECQ    BX
+	ADDQ    $+32, DX
+	DECQ    SI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -13056,20 +13066,25 @@ TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000020, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 

@@ -259,7 +259,9 @@ func ocannlMap27AVX512(c, x0, x1 *float32) {
 func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
+func ocannlMap29AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
+}
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX512(c, x0, x1 *float32) {
@@ -524,7 +526,7 @@ func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 cal
 func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }

@@ -7529,7 +7529,7 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	_train.cross_entropy#1/logp.2.grad: [16 64 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 64 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [16 64 128] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	train.cross_entropy#1/picked.grad: [16 64] (let, local, in scratch field train_cross_entropy_1_picked_grad)
+//	train.cross_entropy#1/picked.grad: [16 64] (let, local)
 //	_train.1.grad: [1] (let, local, in scratch field train_1_grad)
 //	_train.2.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -8542,7 +8542,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.block#1.layer_norm#1/mean.grad with 0
 //	fill net.block#1.layer_norm#1/centered.grad with 0
-//	fill _net.block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.block#1.layer_norm#1/var.2.grad with 0
 //	fill net.block#1.layer_norm#1/var.grad with 0
 //	fill net.block#1.layer_norm#1.gamma.grad with 0
@@ -8569,7 +8568,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.block#1.layer_norm#2/mean.grad with 0
 //	fill net.block#1.layer_norm#2/centered.grad with 0
-//	fill _net.block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.block#1.layer_norm#2/var.2.grad with 0
 //	fill net.block#1.layer_norm#2/var.grad with 0
 //	fill net.block#1.layer_norm#2.gamma.grad with 0
@@ -8588,7 +8586,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.block#2.layer_norm#1/mean.grad with 0
 //	fill net.block#2.layer_norm#1/centered.grad with 0
-//	fill _net.block#2.layer_norm#1/var.1.grad with 0
 //	fill _net.block#2.layer_norm#1/var.2.grad with 0
 //	fill net.block#2.layer_norm#1/var.grad with 0
 //	fill net.block#2.layer_norm#1.gamma.grad with 0
@@ -8615,7 +8612,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.block#2.layer_norm#2/mean.grad with 0
 //	fill net.block#2.layer_norm#2/centered.grad with 0
-//	fill _net.block#2.layer_norm#2/var.1.grad with 0
 //	fill _net.block#2.layer_norm#2/var.2.grad with 0
 //	fill net.block#2.layer_norm#2/var.grad with 0
 //	fill net.block#2.layer_norm#2.gamma.grad with 0
@@ -8634,7 +8630,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.block#3.layer_norm#1/mean.1.grad with 0
 //	fill net.block#3.layer_norm#1/mean.grad with 0
 //	fill net.block#3.layer_norm#1/centered.grad with 0
-//	fill _net.block#3.layer_norm#1/var.1.grad with 0
 //	fill _net.block#3.layer_norm#1/var.2.grad with 0
 //	fill net.block#3.layer_norm#1/var.grad with 0
 //	fill net.block#3.layer_norm#1.gamma.grad with 0
@@ -8661,7 +8656,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.block#3.layer_norm#2/mean.1.grad with 0
 //	fill net.block#3.layer_norm#2/mean.grad with 0
 //	fill net.block#3.layer_norm#2/centered.grad with 0
-//	fill _net.block#3.layer_norm#2/var.1.grad with 0
 //	fill _net.block#3.layer_norm#2/var.2.grad with 0
 //	fill net.block#3.layer_norm#2/var.grad with 0
 //	fill net.block#3.layer_norm#2.gamma.grad with 0
@@ -8680,7 +8674,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -8695,7 +8688,6 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill train.cross_entropy#1/picked.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill train.grad with 0
@@ -8709,15 +8701,12 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	# backprop of op 158 (_train.2 = pointwise "/." of _train.1, _dim_b.1): g1 =+ g / v2; g1 is _train.1.grad
 //	_train.1.grad[0] += _train.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 157 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    train.cross_entropy#1/picked.grad[i0, i1] += _train.1.grad[0]
+//	# backprop of op 157 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad (the copy elided: train.cross_entropy#1/picked.grad reads _train.1.grad)
 //
 //	# backprop of op 156 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, targets): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
-//	    train.cross_entropy#1/logp.grad[i0, i1, targets[i0, i1]] += train.cross_entropy#1/picked.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1, targets[i0, i1]] += _train.1.grad[0]
 //
 //	# backprop of op 155 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -8732,13 +8721,13 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 153 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 153 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 152 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 153 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 152 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..127:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += (_train.cross_entropy#1/logp.2.grad[i0, i1, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 151 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -8832,23 +8821,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.17[0]
 //
-//	# backprop of op 141 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 141 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g1 =+ g; g1 is net/h3.grad (the copy elided: net/h3.grad reads net.layer_norm#1/centered.grad)
 //
@@ -8976,23 +8961,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.block#3.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#3.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.15[0]
 //
-//	# backprop of op 123 (_net.block#3.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#2/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#3.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#3.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 123 (_net.block#3.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#2/var.1.grad (the copy elided: _net.block#3.layer_norm#2/var.1.grad reads _net.block#3.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#3.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#3.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#3.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#3.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#3.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3.layer_norm#2/centered.grad[i0, i1, i2] += net.block#3.layer_norm#2/centered[i0, i1, i2] * _net.block#3.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#3.layer_norm#2/centered.grad[i0, i1, i2] += net.block#3.layer_norm#2/centered[i0, i1, i2] * _net.block#3.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g1 =+ g; g1 is net.block#3/x1.grad
 //	for i0 in 0..15:
@@ -9233,23 +9214,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.block#3.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#3.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.12[0]
 //
-//	# backprop of op 96 (_net.block#3.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#1/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#3.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#3.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 96 (_net.block#3.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#1/var.1.grad (the copy elided: _net.block#3.layer_norm#1/var.1.grad reads _net.block#3.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#3.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#3.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#3.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#3.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#3.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#3.layer_norm#1/centered.grad[i0, i1, i2] += net.block#3.layer_norm#1/centered[i0, i1, i2] * _net.block#3.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#3.layer_norm#1/centered.grad[i0, i1, i2] += net.block#3.layer_norm#1/centered[i0, i1, i2] * _net.block#3.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
 //	for i0 in 0..15:
@@ -9381,23 +9358,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#2.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.10[0]
 //
-//	# backprop of op 78 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 78 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad (the copy elided: _net.block#2.layer_norm#2/var.1.grad reads _net.block#2.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered[i0, i1, i2] * _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered[i0, i1, i2] * _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 //	for i0 in 0..15:
@@ -9638,23 +9611,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#2.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.7[0]
 //
-//	# backprop of op 51 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 51 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad (the copy elided: _net.block#2.layer_norm#1/var.1.grad reads _net.block#2.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered[i0, i1, i2] * _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered[i0, i1, i2] * _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 //	for i0 in 0..15:
@@ -9786,23 +9755,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 33 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 33 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad (the copy elided: _net.block#1.layer_norm#2/var.1.grad reads _net.block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered[i0, i1, i2] * _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered[i0, i1, i2] * _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 //	for i0 in 0..15:
@@ -10043,23 +10008,19 @@ var ocannlCharLMTrainLossPart83Records rt.Records[ocannlCharLMTrainLossPart83]
 //	  for i1 in 0..63:
 //	    _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    for i2 in 0..95:
-//	      _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad (the copy elided: _net.block#1.layer_norm#1/var.1.grad reads _net.block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..95:
-//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered[i0, i1, i2] * _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered[i0, i1, i2] * _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 //	for i0 in 0..15:
@@ -11542,27 +11503,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 158 (_train.2 = pointwise "/." of _train.1, _dim_b.1): g1 =+ g / v2; g1 is _train.1.grad
 	scratch.train_1_grad[0] += train_2_grad[0] / 1024
 
-	// backprop of op 157 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_picked_grad[0][0], &scratch.train_1_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_picked_grad[0][0], &scratch.train_1_grad[0])
-	} else {
-		scratch.train_cross_entropy_1_picked_grad = [16][64]float32{}
-		train_1_gradV := scratch.train_1_grad[0]
-		for i0 := range 16 {
-			train_cross_entropy_1_picked_gradRow := &scratch.train_cross_entropy_1_picked_grad[i0]
-			for i1 := range 64 {
-				train_cross_entropy_1_picked_gradRow[i1] += train_1_gradV
-			}
-		}
-	}
-
 	// backprop of op 156 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, targets): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 	for i0 := range 16 {
 		for i1 := range 64 {
-			scratch.train_cross_entropy_1_logp_grad[i0][i1][int(targets[i0][i1])] += scratch.train_cross_entropy_1_picked_grad[i0][i1]
+			scratch.train_cross_entropy_1_logp_grad[i0][i1][int(targets[i0][i1])] += scratch.train_1_grad[0]
 		}
 	}
 
@@ -11577,9 +11521,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 154 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -11592,7 +11536,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 152 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 153 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+	// backprop of op 152 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// 8 parts of i1 on the pool.
 	rec97 := ocannlCharLMBackwardPart96Records.Get()
 	rec97.scratch = scratch
@@ -11605,9 +11549,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// float32 pointwise kernel over 1024 elements (c = 128): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
+		ocannlMap22AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
 	} else {
 		for j99 := range 16 {
 			for j100 := range 64 {
@@ -11734,9 +11678,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 145 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
 	} else {
 		scratch.net_linear_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -11752,9 +11696,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 144 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.10): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -11787,14 +11731,26 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec107.scratch = nil
 	ocannlCharLMBackwardPart106Records.Put(rec107)
 
+	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec108 := ocannlCharLMBackwardPart107Records.Get()
+	rec108.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec108.scratch = scratch
+	region.Run(rec108, 8)
+	*rec108 = ocannlCharLMBackwardPart107{}
+	ocannlCharLMBackwardPart107Records.Put(rec108)
+
 	// backprop of op 142 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.17): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -11806,32 +11762,15 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 143 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec108 := ocannlCharLMBackwardPart107Records.Get()
-	rec108.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec108.scratch = scratch
-
-	// backprop of op 141 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_var_1_grad = [16][64][96]float32{}
-	}
+	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
 	rec109 := ocannlCharLMBackwardPart108Records.Get()
 	rec109.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec108, rec109)
-	*rec108 = ocannlCharLMBackwardPart107{}
-	ocannlCharLMBackwardPart107Records.Put(rec108)
+	region.Run(rec109, 8)
 	*rec109 = ocannlCharLMBackwardPart108{}
 	ocannlCharLMBackwardPart108Records.Put(rec109)
 
-	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
 	rec110 := ocannlCharLMBackwardPart109Records.Get()
 	rec110.scratch = scratch
@@ -11839,7 +11778,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec110 = ocannlCharLMBackwardPart109{}
 	ocannlCharLMBackwardPart109Records.Put(rec110)
 
-	// backprop of op 140 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
 	rec111 := ocannlCharLMBackwardPart110Records.Get()
 	rec111.scratch = scratch
@@ -11847,20 +11786,12 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec111 = ocannlCharLMBackwardPart110{}
 	ocannlCharLMBackwardPart110Records.Put(rec111)
 
-	// backprop of op 139 (net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// 8 parts of i1 on the pool.
-	rec112 := ocannlCharLMBackwardPart111Records.Get()
-	rec112.scratch = scratch
-	region.Run(rec112, 8)
-	*rec112 = ocannlCharLMBackwardPart111{}
-	ocannlCharLMBackwardPart111Records.Put(rec112)
-
 	// backprop of op 138 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.16): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -11874,175 +11805,175 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 137 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3): g1 =+ g; g1 is net/h3.grad
 	// 8 parts of i1 on the pool.
-	rec113 := ocannlCharLMBackwardPart112Records.Get()
-	rec113.scratch = scratch
-	region.Run(rec113, 8)
-	*rec113 = ocannlCharLMBackwardPart112{}
-	ocannlCharLMBackwardPart112Records.Put(rec113)
+	rec112 := ocannlCharLMBackwardPart111Records.Get()
+	rec112.scratch = scratch
+	region.Run(rec112, 8)
+	*rec112 = ocannlCharLMBackwardPart111{}
+	ocannlCharLMBackwardPart111Records.Put(rec112)
 
 	// backprop of op 135 (_net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2/x, net.block#3.dropout#2/mask): g1 =+ g * v2; g1 is net.block#3.dropout#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_dropout_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec114 := ocannlCharLMBackwardPart113Records.Get()
-	rec114.nNetBlock3Dropout2Mask = nNetBlock3Dropout2Mask
-	rec114.scratch = scratch
-	region.Run(rec114, 8)
-	*rec114 = ocannlCharLMBackwardPart113{}
-	ocannlCharLMBackwardPart113Records.Put(rec114)
+	rec113 := ocannlCharLMBackwardPart112Records.Get()
+	rec113.nNetBlock3Dropout2Mask = nNetBlock3Dropout2Mask
+	rec113.scratch = scratch
+	region.Run(rec113, 8)
+	*rec113 = ocannlCharLMBackwardPart112{}
+	ocannlCharLMBackwardPart112Records.Put(rec113)
 
 	// backprop of op 134 (net.block#3.dropout#2/x = pointwise "+" of _net.block#3.dropout#2/x.1, net.block#3.linear#1.b): g2 =+ g; g2 is net.block#3.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec115 := ocannlCharLMBackwardPart114Records.Get()
-	rec115.scratch = scratch
-	region.Run(rec115, 8)
+	rec114 := ocannlCharLMBackwardPart113Records.Get()
+	rec114.scratch = scratch
+	region.Run(rec114, 8)
 	// The 8 partial sums, added in part order.
-	for j121 := range 96 {
-		acc62 := gNetBlock3Linear1B[j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[0][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[1][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[2][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[3][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[4][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[5][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[6][j121]
-		acc62 += rec115.gNetBlock3Linear1BPartial[7][j121]
-		gNetBlock3Linear1B[j121] = acc62
+	for j120 := range 96 {
+		acc62 := gNetBlock3Linear1B[j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[0][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[1][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[2][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[3][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[4][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[5][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[6][j120]
+		acc62 += rec114.gNetBlock3Linear1BPartial[7][j120]
+		gNetBlock3Linear1B[j120] = acc62
 	}
-	rec115.scratch = nil
-	ocannlCharLMBackwardPart114Records.Put(rec115)
+	rec114.scratch = nil
+	ocannlCharLMBackwardPart113Records.Put(rec114)
 
 	// backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g1 =+ g * v2; g1 is net.block#3.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3Linear1W = [36864]float32{}
 	}
 	// 6 parts of i3 on the pool.
-	rec116 := ocannlCharLMBackwardPart115Records.Get()
-	rec116.gNetBlock3Linear1W = gNetBlock3Linear1W
-	rec116.scratch = scratch
-	region.Run(rec116, 6)
-	*rec116 = ocannlCharLMBackwardPart115{}
-	ocannlCharLMBackwardPart115Records.Put(rec116)
+	rec115 := ocannlCharLMBackwardPart114Records.Get()
+	rec115.gNetBlock3Linear1W = gNetBlock3Linear1W
+	rec115.scratch = scratch
+	region.Run(rec115, 6)
+	*rec115 = ocannlCharLMBackwardPart114{}
+	ocannlCharLMBackwardPart114Records.Put(rec115)
 
 	// backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g2 =+ v1 * g; g2 is net.block#3.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec117 := ocannlCharLMBackwardPart116Records.Get()
-	rec117.pNetBlock3Linear1W = pNetBlock3Linear1W
-	rec117.scratch = scratch
-	region.Run(rec117, 8)
-	*rec117 = ocannlCharLMBackwardPart116{}
-	ocannlCharLMBackwardPart116Records.Put(rec117)
+	rec116 := ocannlCharLMBackwardPart115Records.Get()
+	rec116.pNetBlock3Linear1W = pNetBlock3Linear1W
+	rec116.scratch = scratch
+	region.Run(rec116, 8)
+	*rec116 = ocannlCharLMBackwardPart115{}
+	ocannlCharLMBackwardPart115Records.Put(rec116)
 
 	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_2_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec118 := ocannlCharLMBackwardPart117Records.Get()
-	rec118.scratch = scratch
-	region.Run(rec118, 8)
-	*rec118 = ocannlCharLMBackwardPart117{}
-	ocannlCharLMBackwardPart117Records.Put(rec118)
+	rec117 := ocannlCharLMBackwardPart116Records.Get()
+	rec117.scratch = scratch
+	region.Run(rec117, 8)
+	*rec117 = ocannlCharLMBackwardPart116{}
+	ocannlCharLMBackwardPart116Records.Put(rec117)
 
 	// backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g2 =+ g; g2 is net.block#3.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec119 := ocannlCharLMBackwardPart118Records.Get()
-	rec119.scratch = scratch
-	region.Run(rec119, 8)
+	rec118 := ocannlCharLMBackwardPart117Records.Get()
+	rec118.scratch = scratch
+	region.Run(rec118, 8)
 	// The 8 partial sums, added in part order.
-	for j126 := range 384 {
-		acc65 := gNetBlock3Linear2B[j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[0][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[1][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[2][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[3][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[4][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[5][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[6][j126]
-		acc65 += rec119.gNetBlock3Linear2BPartial[7][j126]
-		gNetBlock3Linear2B[j126] = acc65
+	for j125 := range 384 {
+		acc65 := gNetBlock3Linear2B[j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[0][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[1][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[2][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[3][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[4][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[5][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[6][j125]
+		acc65 += rec118.gNetBlock3Linear2BPartial[7][j125]
+		gNetBlock3Linear2B[j125] = acc65
 	}
-	rec119.scratch = nil
-	ocannlCharLMBackwardPart118Records.Put(rec119)
+	rec118.scratch = nil
+	ocannlCharLMBackwardPart117Records.Put(rec118)
 
 	// backprop of op 130 (_net.block#3.linear#1/x.1 = compose "*" of net.block#3.linear#2.w, net.block#3.linear#2/x): g1 =+ g * v2; g1 is net.block#3.linear#2.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3Linear2W = [36864]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec120 := ocannlCharLMBackwardPart119Records.Get()
-	rec120.gNetBlock3Linear2W = gNetBlock3Linear2W
-	rec120.scratch = scratch
-	region.Run(rec120, 8)
-	*rec120 = ocannlCharLMBackwardPart119{}
-	ocannlCharLMBackwardPart119Records.Put(rec120)
+	rec119 := ocannlCharLMBackwardPart118Records.Get()
+	rec119.gNetBlock3Linear2W = gNetBlock3Linear2W
+	rec119.scratch = scratch
+	region.Run(rec119, 8)
+	*rec119 = ocannlCharLMBackwardPart118{}
+	ocannlCharLMBackwardPart118Records.Put(rec119)
 
 	// backprop of op 130 (_net.block#3.linear#1/x.1 = compose "*" of net.block#3.linear#2.w, net.block#3.linear#2/x): g2 =+ v1 * g; g2 is net.block#3.linear#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec121 := ocannlCharLMBackwardPart120Records.Get()
-	rec121.pNetBlock3Linear2W = pNetBlock3Linear2W
-	rec121.scratch = scratch
+	rec120 := ocannlCharLMBackwardPart119Records.Get()
+	rec120.pNetBlock3Linear2W = pNetBlock3Linear2W
+	rec120.scratch = scratch
 
 	// backprop of op 129 (net.block#3.linear#2/x = pointwise "+" of _net.block#3.linear#2/x.4, net.block#3.layer_norm#2.beta): g2 =+ g; g2 is net.block#3.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec122 := ocannlCharLMBackwardPart121Records.Get()
-	rec122.scratch = scratch
+	rec121 := ocannlCharLMBackwardPart120Records.Get()
+	rec121.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec121, rec122)
-	*rec121 = ocannlCharLMBackwardPart120{}
-	ocannlCharLMBackwardPart120Records.Put(rec121)
+	region.RunSeq(8, rec120, rec121)
+	*rec120 = ocannlCharLMBackwardPart119{}
+	ocannlCharLMBackwardPart119Records.Put(rec120)
 	// The 8 partial sums, added in part order.
-	for j130 := range 96 {
-		acc68 := gNetBlock3LayerNorm2Beta[j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[0][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[1][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[2][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[3][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[4][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[5][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[6][j130]
-		acc68 += rec122.gNetBlock3LayerNorm2BetaPartial[7][j130]
-		gNetBlock3LayerNorm2Beta[j130] = acc68
+	for j129 := range 96 {
+		acc68 := gNetBlock3LayerNorm2Beta[j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[0][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[1][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[2][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[3][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[4][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[5][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[6][j129]
+		acc68 += rec121.gNetBlock3LayerNorm2BetaPartial[7][j129]
+		gNetBlock3LayerNorm2Beta[j129] = acc68
 	}
-	rec122.scratch = nil
-	ocannlCharLMBackwardPart121Records.Put(rec122)
+	rec121.scratch = nil
+	ocannlCharLMBackwardPart120Records.Put(rec121)
 
 	// backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#3.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_2_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec123 := ocannlCharLMBackwardPart122Records.Get()
-	rec123.scratch = scratch
+	rec122 := ocannlCharLMBackwardPart121Records.Get()
+	rec122.scratch = scratch
 
 	// backprop of op 128 (_net.block#3.linear#2/x.4 = pointwise "/." of _net.block#3.linear#2/x.1, _net.block#3.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.linear#2/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec124 := ocannlCharLMBackwardPart123Records.Get()
-	rec124.scratch = scratch
+	rec123 := ocannlCharLMBackwardPart122Records.Get()
+	rec123.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec123, rec124)
+	region.RunSeq(8, rec122, rec123)
+	*rec122 = ocannlCharLMBackwardPart121{}
+	ocannlCharLMBackwardPart121Records.Put(rec122)
 	*rec123 = ocannlCharLMBackwardPart122{}
 	ocannlCharLMBackwardPart122Records.Put(rec123)
-	*rec124 = ocannlCharLMBackwardPart123{}
-	ocannlCharLMBackwardPart123Records.Put(rec124)
 
 	// backprop of op 127 (_net.block#3.linear#2/x.3 = pointwise sqrt of _net.block#3.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.linear#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_3_linear_2_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12058,9 +11989,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 126 (_net.block#3.linear#2/x.2 = pointwise "+" of net.block#3.layer_norm#2/var, _num.9): g1 =+ g; g1 is net.block#3.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12074,23 +12005,35 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
+	rec124 := ocannlCharLMBackwardPart123Records.Get()
+	rec124.scratch = scratch
+	region.Run(rec124, 8)
+	// The 8 partial sums, added in part order.
+	for j133 := range 96 {
+		acc71 := gNetBlock3LayerNorm2Gamma[j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[0][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[1][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[2][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[3][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[4][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[5][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[6][j133]
+		acc71 += rec124.gNetBlock3LayerNorm2GammaPartial[7][j133]
+		gNetBlock3LayerNorm2Gamma[j133] = acc71
+	}
+	rec124.scratch = nil
+	ocannlCharLMBackwardPart123Records.Put(rec124)
+
+	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_3_layer_norm_2_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
 	rec125 := ocannlCharLMBackwardPart124Records.Get()
+	rec125.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
 	rec125.scratch = scratch
 	region.Run(rec125, 8)
-	// The 8 partial sums, added in part order.
-	for j134 := range 96 {
-		acc71 := gNetBlock3LayerNorm2Gamma[j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[0][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[1][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[2][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[3][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[4][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[5][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[6][j134]
-		acc71 += rec125.gNetBlock3LayerNorm2GammaPartial[7][j134]
-		gNetBlock3LayerNorm2Gamma[j134] = acc71
-	}
-	rec125.scratch = nil
+	*rec125 = ocannlCharLMBackwardPart124{}
 	ocannlCharLMBackwardPart124Records.Put(rec125)
 
 	// backprop of op 124 (net.block#3.layer_norm#2/var = pointwise "/." of _net.block#3.layer_norm#2/var.2, _dim_d.15): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/var.2.grad
@@ -12098,9 +12041,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12112,71 +12055,46 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 125 (_net.block#3.linear#2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_layer_norm_2_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec126 := ocannlCharLMBackwardPart125Records.Get()
-	rec126.pNetBlock3LayerNorm2Gamma = pNetBlock3LayerNorm2Gamma
-	rec126.scratch = scratch
-
-	// backprop of op 123 (_net.block#3.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_layer_norm_2_var_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec127 := ocannlCharLMBackwardPart126Records.Get()
-	rec127.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec126, rec127)
-	*rec126 = ocannlCharLMBackwardPart125{}
-	ocannlCharLMBackwardPart125Records.Put(rec126)
-	*rec127 = ocannlCharLMBackwardPart126{}
-	ocannlCharLMBackwardPart126Records.Put(rec127)
-
 	// backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec128 := ocannlCharLMBackwardPart127Records.Get()
-	rec128.scratch = scratch
-	region.Run(rec128, 8)
-	*rec128 = ocannlCharLMBackwardPart127{}
-	ocannlCharLMBackwardPart127Records.Put(rec128)
+	rec126 := ocannlCharLMBackwardPart125Records.Get()
+	rec126.scratch = scratch
+	region.Run(rec126, 8)
+	*rec126 = ocannlCharLMBackwardPart125{}
+	ocannlCharLMBackwardPart125Records.Put(rec126)
 
 	// backprop of op 122 (_net.block#3.layer_norm#2/var.1 = pointwise "*." of net.block#3.layer_norm#2/centered, net.block#3.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec129 := ocannlCharLMBackwardPart128Records.Get()
-	rec129.scratch = scratch
-	region.Run(rec129, 8)
-	*rec129 = ocannlCharLMBackwardPart128{}
-	ocannlCharLMBackwardPart128Records.Put(rec129)
+	rec127 := ocannlCharLMBackwardPart126Records.Get()
+	rec127.scratch = scratch
+	region.Run(rec127, 8)
+	*rec127 = ocannlCharLMBackwardPart126{}
+	ocannlCharLMBackwardPart126Records.Put(rec127)
 
 	// backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g1 =+ g; g1 is net.block#3/x1.grad
 	// 8 parts of i1 on the pool.
-	rec130 := ocannlCharLMBackwardPart129Records.Get()
-	rec130.scratch = scratch
+	rec128 := ocannlCharLMBackwardPart127Records.Get()
+	rec128.scratch = scratch
 
 	// backprop of op 121 (net.block#3.layer_norm#2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2/mean): g2 =- g; g2 is net.block#3.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec131 := ocannlCharLMBackwardPart130Records.Get()
-	rec131.scratch = scratch
+	rec129 := ocannlCharLMBackwardPart128Records.Get()
+	rec129.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec130, rec131)
-	*rec130 = ocannlCharLMBackwardPart129{}
-	ocannlCharLMBackwardPart129Records.Put(rec130)
-	*rec131 = ocannlCharLMBackwardPart130{}
-	ocannlCharLMBackwardPart130Records.Put(rec131)
+	region.RunSeq(8, rec128, rec129)
+	*rec128 = ocannlCharLMBackwardPart127{}
+	ocannlCharLMBackwardPart127Records.Put(rec128)
+	*rec129 = ocannlCharLMBackwardPart128{}
+	ocannlCharLMBackwardPart128Records.Put(rec129)
 
 	// backprop of op 120 (net.block#3.layer_norm#2/mean = pointwise "/." of _net.block#3.layer_norm#2/mean.1, _dim_d.14): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12190,124 +12108,124 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 119 (_net.block#3.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1): g1 =+ g; g1 is net.block#3/x1.grad
 	// 8 parts of i1 on the pool.
-	rec132 := ocannlCharLMBackwardPart131Records.Get()
-	rec132.scratch = scratch
-	region.Run(rec132, 8)
-	*rec132 = ocannlCharLMBackwardPart131{}
-	ocannlCharLMBackwardPart131Records.Put(rec132)
+	rec130 := ocannlCharLMBackwardPart129Records.Get()
+	rec130.scratch = scratch
+	region.Run(rec130, 8)
+	*rec130 = ocannlCharLMBackwardPart129{}
+	ocannlCharLMBackwardPart129Records.Put(rec130)
 
 	// backprop of op 117 (_net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1/x, net.block#3.dropout#1/mask): g1 =+ g * v2; g1 is net.block#3.dropout#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_dropout_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec133 := ocannlCharLMBackwardPart132Records.Get()
-	rec133.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
-	rec133.scratch = scratch
-	region.Run(rec133, 8)
-	*rec133 = ocannlCharLMBackwardPart132{}
-	ocannlCharLMBackwardPart132Records.Put(rec133)
+	rec131 := ocannlCharLMBackwardPart130Records.Get()
+	rec131.nNetBlock3Dropout1Mask = nNetBlock3Dropout1Mask
+	rec131.scratch = scratch
+	region.Run(rec131, 8)
+	*rec131 = ocannlCharLMBackwardPart130{}
+	ocannlCharLMBackwardPart130Records.Put(rec131)
 
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_o.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WO = [9216]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec134 := ocannlCharLMBackwardPart133Records.Get()
-	rec134.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
-	rec134.scratch = scratch
-	region.Run(rec134, 4)
-	*rec134 = ocannlCharLMBackwardPart133{}
-	ocannlCharLMBackwardPart133Records.Put(rec134)
+	rec132 := ocannlCharLMBackwardPart131Records.Get()
+	rec132.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
+	rec132.scratch = scratch
+	region.Run(rec132, 4)
+	*rec132 = ocannlCharLMBackwardPart131{}
+	ocannlCharLMBackwardPart131Records.Put(rec132)
 
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec135 := ocannlCharLMBackwardPart134Records.Get()
-	rec135.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
-	rec135.scratch = scratch
+	rec133 := ocannlCharLMBackwardPart132Records.Get()
+	rec133.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
+	rec133.scratch = scratch
 
 	// backprop of op 115 (net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_attn_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec136 := ocannlCharLMBackwardPart135Records.Get()
-	rec136.scratch = scratch
+	rec134 := ocannlCharLMBackwardPart133Records.Get()
+	rec134.scratch = scratch
 
 	// backprop of op 115 (net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_v_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec137 := ocannlCharLMBackwardPart136Records.Get()
-	rec137.scratch = scratch
+	rec135 := ocannlCharLMBackwardPart134Records.Get()
+	rec135.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec135, rec136, rec137)
+	region.RunSeq(8, rec133, rec134, rec135)
+	*rec133 = ocannlCharLMBackwardPart132{}
+	ocannlCharLMBackwardPart132Records.Put(rec133)
+	*rec134 = ocannlCharLMBackwardPart133{}
+	ocannlCharLMBackwardPart133Records.Put(rec134)
 	*rec135 = ocannlCharLMBackwardPart134{}
 	ocannlCharLMBackwardPart134Records.Put(rec135)
-	*rec136 = ocannlCharLMBackwardPart135{}
-	ocannlCharLMBackwardPart135Records.Put(rec136)
-	*rec137 = ocannlCharLMBackwardPart136{}
-	ocannlCharLMBackwardPart136Records.Put(rec137)
 
 	// backprop of op 114 (net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#3.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec138 := ocannlCharLMBackwardPart137Records.Get()
-	rec138.scratch = scratch
+	rec136 := ocannlCharLMBackwardPart135Records.Get()
+	rec136.scratch = scratch
 
 	// backprop of op 114 (net.block#3.masked_attention#1/attn = pointwise "/." of net.block#3.masked_attention#1/ex, _net.block#3.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec139 := ocannlCharLMBackwardPart138Records.Get()
-	rec139.scratch = scratch
+	rec137 := ocannlCharLMBackwardPart136Records.Get()
+	rec137.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec138, rec139)
-	*rec138 = ocannlCharLMBackwardPart137{}
-	ocannlCharLMBackwardPart137Records.Put(rec138)
-	*rec139 = ocannlCharLMBackwardPart138{}
-	ocannlCharLMBackwardPart138Records.Put(rec139)
+	region.RunSeq(8, rec136, rec137)
+	*rec136 = ocannlCharLMBackwardPart135{}
+	ocannlCharLMBackwardPart135Records.Put(rec136)
+	*rec137 = ocannlCharLMBackwardPart136{}
+	ocannlCharLMBackwardPart136Records.Put(rec137)
 
 	// backprop of op 113 (_net.block#3.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/ex): g1 =+ g; g1 is net.block#3.masked_attention#1/ex.grad
 	// 8 parts of i1 on the pool.
-	rec140 := ocannlCharLMBackwardPart139Records.Get()
-	rec140.scratch = scratch
-	region.Run(rec140, 8)
-	*rec140 = ocannlCharLMBackwardPart139{}
-	ocannlCharLMBackwardPart139Records.Put(rec140)
+	rec138 := ocannlCharLMBackwardPart137Records.Get()
+	rec138.scratch = scratch
+	region.Run(rec138, 8)
+	*rec138 = ocannlCharLMBackwardPart137{}
+	ocannlCharLMBackwardPart137Records.Put(rec138)
 
 	// backprop of op 112 (net.block#3.masked_attention#1/ex = pointwise exp of _net.block#3.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#3.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec141 := ocannlCharLMBackwardPart140Records.Get()
-	rec141.scratch = scratch
-	region.Run(rec141, 8)
-	*rec141 = ocannlCharLMBackwardPart140{}
-	ocannlCharLMBackwardPart140Records.Put(rec141)
+	rec139 := ocannlCharLMBackwardPart138Records.Get()
+	rec139.scratch = scratch
+	region.Run(rec139, 8)
+	*rec139 = ocannlCharLMBackwardPart138{}
+	ocannlCharLMBackwardPart138Records.Put(rec139)
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): net.block#3.masked_attention#1/m.argmax@110 = 64 (no winner yet)
 
 	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+		ocannlMap38AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+		ocannlMap38AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
 	} else {
-		for j152 := range 16 {
-			for j153 := range 64 {
-				for j154 := range 4 {
-					scratch.net_block_3_masked_attention_1_m_argmax_110[j152][j153][j154][0] = 64
+		for j150 := range 16 {
+			for j151 := range 64 {
+				for j152 := range 4 {
+					scratch.net_block_3_masked_attention_1_m_argmax_110[j150][j151][j152][0] = 64
 				}
 			}
 		}
@@ -12315,131 +12233,165 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 111 (_net.block#3.masked_attention#1/ex.1 = pointwise "-" of net.block#3.masked_attention#1/masked, net.block#3.masked_attention#1/m): g2 =- g; g2 is net.block#3.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec142 := ocannlCharLMBackwardPart141Records.Get()
-	rec142.scratch = scratch
+	rec140 := ocannlCharLMBackwardPart139Records.Get()
+	rec140.scratch = scratch
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#3.masked_attention#1/m.argmax@110
 	// 8 parts of i1 on the pool.
-	rec143 := ocannlCharLMBackwardPart142Records.Get()
-	rec143.scratch = scratch
+	rec141 := ocannlCharLMBackwardPart140Records.Get()
+	rec141.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec142, rec143)
-	*rec142 = ocannlCharLMBackwardPart141{}
-	ocannlCharLMBackwardPart141Records.Put(rec142)
-	*rec143 = ocannlCharLMBackwardPart142{}
-	ocannlCharLMBackwardPart142Records.Put(rec143)
+	region.RunSeq(8, rec140, rec141)
+	*rec140 = ocannlCharLMBackwardPart139{}
+	ocannlCharLMBackwardPart139Records.Put(rec140)
+	*rec141 = ocannlCharLMBackwardPart140{}
+	ocannlCharLMBackwardPart140Records.Put(rec141)
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#3.masked_attention#1/masked.grad
 	// 8 parts of i1 on the pool.
-	rec144 := ocannlCharLMBackwardPart143Records.Get()
-	rec144.scratch = scratch
-	region.Run(rec144, 8)
-	*rec144 = ocannlCharLMBackwardPart143{}
-	ocannlCharLMBackwardPart143Records.Put(rec144)
+	rec142 := ocannlCharLMBackwardPart141Records.Get()
+	rec142.scratch = scratch
+	region.Run(rec142, 8)
+	*rec142 = ocannlCharLMBackwardPart141{}
+	ocannlCharLMBackwardPart141Records.Put(rec142)
 
 	// backprop of op 108 (net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/scores.1.grad, with backprop of op 109 (net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8): g2 =+ where(v1, g, 0); g2 is net.block#3.masked_attention#1/scores.grad fused
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec145 := ocannlCharLMBackwardPart144Records.Get()
-	rec145.mask = mask
-	rec145.scratch = scratch
-	region.Run(rec145, 8)
-	*rec145 = ocannlCharLMBackwardPart144{}
-	ocannlCharLMBackwardPart144Records.Put(rec145)
+	rec143 := ocannlCharLMBackwardPart142Records.Get()
+	rec143.mask = mask
+	rec143.scratch = scratch
+	region.Run(rec143, 8)
+	*rec143 = ocannlCharLMBackwardPart142{}
+	ocannlCharLMBackwardPart142Records.Put(rec143)
 
 	// backprop of op 106 (_net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_q_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec146 := ocannlCharLMBackwardPart145Records.Get()
-	rec146.scratch = scratch
+	rec144 := ocannlCharLMBackwardPart143Records.Get()
+	rec144.scratch = scratch
 
 	// backprop of op 106 (_net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_k_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec147 := ocannlCharLMBackwardPart146Records.Get()
-	rec147.scratch = scratch
+	rec145 := ocannlCharLMBackwardPart144Records.Get()
+	rec145.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec146, rec147)
-	*rec146 = ocannlCharLMBackwardPart145{}
-	ocannlCharLMBackwardPart145Records.Put(rec146)
-	*rec147 = ocannlCharLMBackwardPart146{}
-	ocannlCharLMBackwardPart146Records.Put(rec147)
+	region.RunSeq(8, rec144, rec145)
+	*rec144 = ocannlCharLMBackwardPart143{}
+	ocannlCharLMBackwardPart143Records.Put(rec144)
+	*rec145 = ocannlCharLMBackwardPart144{}
+	ocannlCharLMBackwardPart144Records.Put(rec145)
 
 	// backprop of op 105 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WV = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec148 := ocannlCharLMBackwardPart147Records.Get()
-	rec148.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
-	rec148.scratch = scratch
-	region.Run(rec148, 4)
-	*rec148 = ocannlCharLMBackwardPart147{}
-	ocannlCharLMBackwardPart147Records.Put(rec148)
+	rec146 := ocannlCharLMBackwardPart145Records.Get()
+	rec146.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
+	rec146.scratch = scratch
+	region.Run(rec146, 4)
+	*rec146 = ocannlCharLMBackwardPart145{}
+	ocannlCharLMBackwardPart145Records.Put(rec146)
 
 	// backprop of op 105 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec149 := ocannlCharLMBackwardPart148Records.Get()
-	rec149.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
-	rec149.scratch = scratch
-	region.Run(rec149, 8)
-	*rec149 = ocannlCharLMBackwardPart148{}
-	ocannlCharLMBackwardPart148Records.Put(rec149)
+	rec147 := ocannlCharLMBackwardPart146Records.Get()
+	rec147.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
+	rec147.scratch = scratch
+	region.Run(rec147, 8)
+	*rec147 = ocannlCharLMBackwardPart146{}
+	ocannlCharLMBackwardPart146Records.Put(rec147)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WK = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec150 := ocannlCharLMBackwardPart149Records.Get()
-	rec150.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
-	rec150.scratch = scratch
-	region.Run(rec150, 4)
-	*rec150 = ocannlCharLMBackwardPart149{}
-	ocannlCharLMBackwardPart149Records.Put(rec150)
+	rec148 := ocannlCharLMBackwardPart147Records.Get()
+	rec148.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
+	rec148.scratch = scratch
+	region.Run(rec148, 4)
+	*rec148 = ocannlCharLMBackwardPart147{}
+	ocannlCharLMBackwardPart147Records.Put(rec148)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec151 := ocannlCharLMBackwardPart150Records.Get()
-	rec151.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
-	rec151.scratch = scratch
-	region.Run(rec151, 8)
-	*rec151 = ocannlCharLMBackwardPart150{}
-	ocannlCharLMBackwardPart150Records.Put(rec151)
+	rec149 := ocannlCharLMBackwardPart148Records.Get()
+	rec149.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
+	rec149.scratch = scratch
+	region.Run(rec149, 8)
+	*rec149 = ocannlCharLMBackwardPart148{}
+	ocannlCharLMBackwardPart148Records.Put(rec149)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock3MaskedAttention1WQ = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec152 := ocannlCharLMBackwardPart151Records.Get()
-	rec152.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
-	rec152.scratch = scratch
-	region.Run(rec152, 4)
-	*rec152 = ocannlCharLMBackwardPart151{}
-	ocannlCharLMBackwardPart151Records.Put(rec152)
+	rec150 := ocannlCharLMBackwardPart149Records.Get()
+	rec150.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
+	rec150.scratch = scratch
+	region.Run(rec150, 4)
+	*rec150 = ocannlCharLMBackwardPart149{}
+	ocannlCharLMBackwardPart149Records.Put(rec150)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec153 := ocannlCharLMBackwardPart152Records.Get()
-	rec153.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
-	rec153.scratch = scratch
+	rec151 := ocannlCharLMBackwardPart150Records.Get()
+	rec151.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
+	rec151.scratch = scratch
 
 	// backprop of op 102 (net.block#3.masked_attention#1/x = pointwise "+" of _net.block#3.masked_attention#1/x.4, net.block#3.layer_norm#1.beta): g2 =+ g; g2 is net.block#3.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
+	rec152 := ocannlCharLMBackwardPart151Records.Get()
+	rec152.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec151, rec152)
+	*rec151 = ocannlCharLMBackwardPart150{}
+	ocannlCharLMBackwardPart150Records.Put(rec151)
+	// The 8 partial sums, added in part order.
+	for j165 := range 96 {
+		acc82 := gNetBlock3LayerNorm1Beta[j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[0][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[1][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[2][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[3][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[4][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[5][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[6][j165]
+		acc82 += rec152.gNetBlock3LayerNorm1BetaPartial[7][j165]
+		gNetBlock3LayerNorm1Beta[j165] = acc82
+	}
+	rec152.scratch = nil
+	ocannlCharLMBackwardPart151Records.Put(rec152)
+
+	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_3_masked_attention_1_x_1_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec153 := ocannlCharLMBackwardPart152Records.Get()
+	rec153.scratch = scratch
+
+	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/x.3.grad
+	// 8 parts of i1 on the pool.
 	rec154 := ocannlCharLMBackwardPart153Records.Get()
 	rec154.scratch = scratch
 
@@ -12448,49 +12400,15 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	region.RunSeq(8, rec153, rec154)
 	*rec153 = ocannlCharLMBackwardPart152{}
 	ocannlCharLMBackwardPart152Records.Put(rec153)
-	// The 8 partial sums, added in part order.
-	for j167 := range 96 {
-		acc82 := gNetBlock3LayerNorm1Beta[j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[0][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[1][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[2][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[3][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[4][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[5][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[6][j167]
-		acc82 += rec154.gNetBlock3LayerNorm1BetaPartial[7][j167]
-		gNetBlock3LayerNorm1Beta[j167] = acc82
-	}
-	rec154.scratch = nil
+	*rec154 = ocannlCharLMBackwardPart153{}
 	ocannlCharLMBackwardPart153Records.Put(rec154)
-
-	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#3.masked_attention#1/x.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_masked_attention_1_x_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec155 := ocannlCharLMBackwardPart154Records.Get()
-	rec155.scratch = scratch
-
-	// backprop of op 101 (_net.block#3.masked_attention#1/x.4 = pointwise "/." of _net.block#3.masked_attention#1/x.1, _net.block#3.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#3.masked_attention#1/x.3.grad
-	// 8 parts of i1 on the pool.
-	rec156 := ocannlCharLMBackwardPart155Records.Get()
-	rec156.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec155, rec156)
-	*rec155 = ocannlCharLMBackwardPart154{}
-	ocannlCharLMBackwardPart154Records.Put(rec155)
-	*rec156 = ocannlCharLMBackwardPart155{}
-	ocannlCharLMBackwardPart155Records.Put(rec156)
 
 	// backprop of op 100 (_net.block#3.masked_attention#1/x.3 = pointwise sqrt of _net.block#3.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.masked_attention#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_3_masked_attention_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12506,9 +12424,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 99 (_net.block#3.masked_attention#1/x.2 = pointwise "+" of net.block#3.layer_norm#1/var, _num.7): g1 =+ g; g1 is net.block#3.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12522,33 +12440,45 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec157 := ocannlCharLMBackwardPart156Records.Get()
-	rec157.scratch = scratch
-	region.Run(rec157, 8)
+	rec155 := ocannlCharLMBackwardPart154Records.Get()
+	rec155.scratch = scratch
+	region.Run(rec155, 8)
 	// The 8 partial sums, added in part order.
-	for j171 := range 96 {
-		acc85 := gNetBlock3LayerNorm1Gamma[j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[0][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[1][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[2][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[3][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[4][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[5][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[6][j171]
-		acc85 += rec157.gNetBlock3LayerNorm1GammaPartial[7][j171]
-		gNetBlock3LayerNorm1Gamma[j171] = acc85
+	for j169 := range 96 {
+		acc85 := gNetBlock3LayerNorm1Gamma[j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[0][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[1][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[2][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[3][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[4][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[5][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[6][j169]
+		acc85 += rec155.gNetBlock3LayerNorm1GammaPartial[7][j169]
+		gNetBlock3LayerNorm1Gamma[j169] = acc85
 	}
-	rec157.scratch = nil
-	ocannlCharLMBackwardPart156Records.Put(rec157)
+	rec155.scratch = nil
+	ocannlCharLMBackwardPart154Records.Put(rec155)
+
+	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_3_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec156 := ocannlCharLMBackwardPart155Records.Get()
+	rec156.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
+	rec156.scratch = scratch
+	region.Run(rec156, 8)
+	*rec156 = ocannlCharLMBackwardPart155{}
+	ocannlCharLMBackwardPart155Records.Put(rec156)
 
 	// backprop of op 97 (net.block#3.layer_norm#1/var = pointwise "/." of _net.block#3.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12560,71 +12490,46 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 98 (_net.block#3.masked_attention#1/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
+	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1/centered.grad
+	// 8 parts of i1 on the pool.
+	rec157 := ocannlCharLMBackwardPart156Records.Get()
+	rec157.scratch = scratch
+	region.Run(rec157, 8)
+	*rec157 = ocannlCharLMBackwardPart156{}
+	ocannlCharLMBackwardPart156Records.Put(rec157)
+
+	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
 	rec158 := ocannlCharLMBackwardPart157Records.Get()
-	rec158.pNetBlock3LayerNorm1Gamma = pNetBlock3LayerNorm1Gamma
 	rec158.scratch = scratch
+	region.Run(rec158, 8)
+	*rec158 = ocannlCharLMBackwardPart157{}
+	ocannlCharLMBackwardPart157Records.Put(rec158)
 
-	// backprop of op 96 (_net.block#3.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#3.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_3_layer_norm_1_var_1_grad = [16][64][96]float32{}
-	}
+	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
 	// 8 parts of i1 on the pool.
 	rec159 := ocannlCharLMBackwardPart158Records.Get()
 	rec159.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec158, rec159)
-	*rec158 = ocannlCharLMBackwardPart157{}
-	ocannlCharLMBackwardPart157Records.Put(rec158)
-	*rec159 = ocannlCharLMBackwardPart158{}
-	ocannlCharLMBackwardPart158Records.Put(rec159)
-
-	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#3.layer_norm#1/centered.grad
+	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g2 =- g; g2 is net.block#3.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
 	rec160 := ocannlCharLMBackwardPart159Records.Get()
 	rec160.scratch = scratch
-	region.Run(rec160, 8)
-	*rec160 = ocannlCharLMBackwardPart159{}
-	ocannlCharLMBackwardPart159Records.Put(rec160)
-
-	// backprop of op 95 (_net.block#3.layer_norm#1/var.1 = pointwise "*." of net.block#3.layer_norm#1/centered, net.block#3.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#3.layer_norm#1/centered.grad
-	// 8 parts of i1 on the pool.
-	rec161 := ocannlCharLMBackwardPart160Records.Get()
-	rec161.scratch = scratch
-	region.Run(rec161, 8)
-	*rec161 = ocannlCharLMBackwardPart160{}
-	ocannlCharLMBackwardPart160Records.Put(rec161)
-
-	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad
-	// 8 parts of i1 on the pool.
-	rec162 := ocannlCharLMBackwardPart161Records.Get()
-	rec162.scratch = scratch
-
-	// backprop of op 94 (net.block#3.layer_norm#1/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1/mean): g2 =- g; g2 is net.block#3.layer_norm#1/mean.grad
-	// 8 parts of i1 on the pool.
-	rec163 := ocannlCharLMBackwardPart162Records.Get()
-	rec163.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec162, rec163)
-	*rec162 = ocannlCharLMBackwardPart161{}
-	ocannlCharLMBackwardPart161Records.Put(rec162)
-	*rec163 = ocannlCharLMBackwardPart162{}
-	ocannlCharLMBackwardPart162Records.Put(rec163)
+	region.RunSeq(8, rec159, rec160)
+	*rec159 = ocannlCharLMBackwardPart158{}
+	ocannlCharLMBackwardPart158Records.Put(rec159)
+	*rec160 = ocannlCharLMBackwardPart159{}
+	ocannlCharLMBackwardPart159Records.Put(rec160)
 
 	// backprop of op 93 (net.block#3.layer_norm#1/mean = pointwise "/." of _net.block#3.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12638,175 +12543,175 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 92 (_net.block#3.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2): g1 =+ g; g1 is net/h2.grad
 	// 8 parts of i1 on the pool.
-	rec164 := ocannlCharLMBackwardPart163Records.Get()
-	rec164.scratch = scratch
-	region.Run(rec164, 8)
-	*rec164 = ocannlCharLMBackwardPart163{}
-	ocannlCharLMBackwardPart163Records.Put(rec164)
+	rec161 := ocannlCharLMBackwardPart160Records.Get()
+	rec161.scratch = scratch
+	region.Run(rec161, 8)
+	*rec161 = ocannlCharLMBackwardPart160{}
+	ocannlCharLMBackwardPart160Records.Put(rec161)
 
 	// backprop of op 90 (_net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2/x, net.block#2.dropout#2/mask): g1 =+ g * v2; g1 is net.block#2.dropout#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dropout_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec165 := ocannlCharLMBackwardPart164Records.Get()
-	rec165.nNetBlock2Dropout2Mask = nNetBlock2Dropout2Mask
-	rec165.scratch = scratch
-	region.Run(rec165, 8)
-	*rec165 = ocannlCharLMBackwardPart164{}
-	ocannlCharLMBackwardPart164Records.Put(rec165)
+	rec162 := ocannlCharLMBackwardPart161Records.Get()
+	rec162.nNetBlock2Dropout2Mask = nNetBlock2Dropout2Mask
+	rec162.scratch = scratch
+	region.Run(rec162, 8)
+	*rec162 = ocannlCharLMBackwardPart161{}
+	ocannlCharLMBackwardPart161Records.Put(rec162)
 
 	// backprop of op 89 (net.block#2.dropout#2/x = pointwise "+" of _net.block#2.dropout#2/x.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec166 := ocannlCharLMBackwardPart165Records.Get()
-	rec166.scratch = scratch
-	region.Run(rec166, 8)
+	rec163 := ocannlCharLMBackwardPart162Records.Get()
+	rec163.scratch = scratch
+	region.Run(rec163, 8)
 	// The 8 partial sums, added in part order.
-	for j181 := range 96 {
-		acc88 := gNetBlock2Linear1B[j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[0][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[1][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[2][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[3][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[4][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[5][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[6][j181]
-		acc88 += rec166.gNetBlock2Linear1BPartial[7][j181]
-		gNetBlock2Linear1B[j181] = acc88
+	for j178 := range 96 {
+		acc88 := gNetBlock2Linear1B[j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[0][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[1][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[2][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[3][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[4][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[5][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[6][j178]
+		acc88 += rec163.gNetBlock2Linear1BPartial[7][j178]
+		gNetBlock2Linear1B[j178] = acc88
 	}
-	rec166.scratch = nil
-	ocannlCharLMBackwardPart165Records.Put(rec166)
+	rec163.scratch = nil
+	ocannlCharLMBackwardPart162Records.Put(rec163)
 
 	// backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear1W = [36864]float32{}
 	}
 	// 6 parts of i3 on the pool.
-	rec167 := ocannlCharLMBackwardPart166Records.Get()
-	rec167.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec167.scratch = scratch
-	region.Run(rec167, 6)
-	*rec167 = ocannlCharLMBackwardPart166{}
-	ocannlCharLMBackwardPart166Records.Put(rec167)
+	rec164 := ocannlCharLMBackwardPart163Records.Get()
+	rec164.gNetBlock2Linear1W = gNetBlock2Linear1W
+	rec164.scratch = scratch
+	region.Run(rec164, 6)
+	*rec164 = ocannlCharLMBackwardPart163{}
+	ocannlCharLMBackwardPart163Records.Put(rec164)
 
 	// backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec168 := ocannlCharLMBackwardPart167Records.Get()
-	rec168.pNetBlock2Linear1W = pNetBlock2Linear1W
-	rec168.scratch = scratch
-	region.Run(rec168, 8)
-	*rec168 = ocannlCharLMBackwardPart167{}
-	ocannlCharLMBackwardPart167Records.Put(rec168)
+	rec165 := ocannlCharLMBackwardPart164Records.Get()
+	rec165.pNetBlock2Linear1W = pNetBlock2Linear1W
+	rec165.scratch = scratch
+	region.Run(rec165, 8)
+	*rec165 = ocannlCharLMBackwardPart164{}
+	ocannlCharLMBackwardPart164Records.Put(rec165)
 
 	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec169 := ocannlCharLMBackwardPart168Records.Get()
-	rec169.scratch = scratch
-	region.Run(rec169, 8)
-	*rec169 = ocannlCharLMBackwardPart168{}
-	ocannlCharLMBackwardPart168Records.Put(rec169)
+	rec166 := ocannlCharLMBackwardPart165Records.Get()
+	rec166.scratch = scratch
+	region.Run(rec166, 8)
+	*rec166 = ocannlCharLMBackwardPart165{}
+	ocannlCharLMBackwardPart165Records.Put(rec166)
 
 	// backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g2 =+ g; g2 is net.block#2.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec170 := ocannlCharLMBackwardPart169Records.Get()
-	rec170.scratch = scratch
-	region.Run(rec170, 8)
+	rec167 := ocannlCharLMBackwardPart166Records.Get()
+	rec167.scratch = scratch
+	region.Run(rec167, 8)
 	// The 8 partial sums, added in part order.
-	for j186 := range 384 {
-		acc91 := gNetBlock2Linear2B[j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[0][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[1][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[2][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[3][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[4][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[5][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[6][j186]
-		acc91 += rec170.gNetBlock2Linear2BPartial[7][j186]
-		gNetBlock2Linear2B[j186] = acc91
+	for j183 := range 384 {
+		acc91 := gNetBlock2Linear2B[j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[0][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[1][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[2][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[3][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[4][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[5][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[6][j183]
+		acc91 += rec167.gNetBlock2Linear2BPartial[7][j183]
+		gNetBlock2Linear2B[j183] = acc91
 	}
-	rec170.scratch = nil
-	ocannlCharLMBackwardPart169Records.Put(rec170)
+	rec167.scratch = nil
+	ocannlCharLMBackwardPart166Records.Put(rec167)
 
 	// backprop of op 85 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.linear#2.w, net.block#2.linear#2/x): g1 =+ g * v2; g1 is net.block#2.linear#2.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear2W = [36864]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec171 := ocannlCharLMBackwardPart170Records.Get()
-	rec171.gNetBlock2Linear2W = gNetBlock2Linear2W
-	rec171.scratch = scratch
-	region.Run(rec171, 8)
-	*rec171 = ocannlCharLMBackwardPart170{}
-	ocannlCharLMBackwardPart170Records.Put(rec171)
+	rec168 := ocannlCharLMBackwardPart167Records.Get()
+	rec168.gNetBlock2Linear2W = gNetBlock2Linear2W
+	rec168.scratch = scratch
+	region.Run(rec168, 8)
+	*rec168 = ocannlCharLMBackwardPart167{}
+	ocannlCharLMBackwardPart167Records.Put(rec168)
 
 	// backprop of op 85 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.linear#2.w, net.block#2.linear#2/x): g2 =+ v1 * g; g2 is net.block#2.linear#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec172 := ocannlCharLMBackwardPart171Records.Get()
-	rec172.pNetBlock2Linear2W = pNetBlock2Linear2W
-	rec172.scratch = scratch
+	rec169 := ocannlCharLMBackwardPart168Records.Get()
+	rec169.pNetBlock2Linear2W = pNetBlock2Linear2W
+	rec169.scratch = scratch
 
 	// backprop of op 84 (net.block#2.linear#2/x = pointwise "+" of _net.block#2.linear#2/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec173 := ocannlCharLMBackwardPart172Records.Get()
-	rec173.scratch = scratch
+	rec170 := ocannlCharLMBackwardPart169Records.Get()
+	rec170.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec172, rec173)
-	*rec172 = ocannlCharLMBackwardPart171{}
-	ocannlCharLMBackwardPart171Records.Put(rec172)
+	region.RunSeq(8, rec169, rec170)
+	*rec169 = ocannlCharLMBackwardPart168{}
+	ocannlCharLMBackwardPart168Records.Put(rec169)
 	// The 8 partial sums, added in part order.
-	for j190 := range 96 {
-		acc94 := gNetBlock2LayerNorm2Beta[j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[0][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[1][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[2][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[3][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[4][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[5][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[6][j190]
-		acc94 += rec173.gNetBlock2LayerNorm2BetaPartial[7][j190]
-		gNetBlock2LayerNorm2Beta[j190] = acc94
+	for j187 := range 96 {
+		acc94 := gNetBlock2LayerNorm2Beta[j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[0][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[1][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[2][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[3][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[4][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[5][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[6][j187]
+		acc94 += rec170.gNetBlock2LayerNorm2BetaPartial[7][j187]
+		gNetBlock2LayerNorm2Beta[j187] = acc94
 	}
-	rec173.scratch = nil
-	ocannlCharLMBackwardPart172Records.Put(rec173)
+	rec170.scratch = nil
+	ocannlCharLMBackwardPart169Records.Put(rec170)
 
 	// backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#2.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_2_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec174 := ocannlCharLMBackwardPart173Records.Get()
-	rec174.scratch = scratch
+	rec171 := ocannlCharLMBackwardPart170Records.Get()
+	rec171.scratch = scratch
 
 	// backprop of op 83 (_net.block#2.linear#2/x.4 = pointwise "/." of _net.block#2.linear#2/x.1, _net.block#2.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.linear#2/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec175 := ocannlCharLMBackwardPart174Records.Get()
-	rec175.scratch = scratch
+	rec172 := ocannlCharLMBackwardPart171Records.Get()
+	rec172.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec174, rec175)
-	*rec174 = ocannlCharLMBackwardPart173{}
-	ocannlCharLMBackwardPart173Records.Put(rec174)
-	*rec175 = ocannlCharLMBackwardPart174{}
-	ocannlCharLMBackwardPart174Records.Put(rec175)
+	region.RunSeq(8, rec171, rec172)
+	*rec171 = ocannlCharLMBackwardPart170{}
+	ocannlCharLMBackwardPart170Records.Put(rec171)
+	*rec172 = ocannlCharLMBackwardPart171{}
+	ocannlCharLMBackwardPart171Records.Put(rec172)
 
 	// backprop of op 82 (_net.block#2.linear#2/x.3 = pointwise sqrt of _net.block#2.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.linear#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_2_linear_2_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12822,9 +12727,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 81 (_net.block#2.linear#2/x.2 = pointwise "+" of net.block#2.layer_norm#2/var, _num.6): g1 =+ g; g1 is net.block#2.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12838,33 +12743,45 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec176 := ocannlCharLMBackwardPart175Records.Get()
-	rec176.scratch = scratch
-	region.Run(rec176, 8)
+	rec173 := ocannlCharLMBackwardPart172Records.Get()
+	rec173.scratch = scratch
+	region.Run(rec173, 8)
 	// The 8 partial sums, added in part order.
-	for j194 := range 96 {
-		acc97 := gNetBlock2LayerNorm2Gamma[j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[0][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[1][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[2][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[3][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[4][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[5][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[6][j194]
-		acc97 += rec176.gNetBlock2LayerNorm2GammaPartial[7][j194]
-		gNetBlock2LayerNorm2Gamma[j194] = acc97
+	for j191 := range 96 {
+		acc97 := gNetBlock2LayerNorm2Gamma[j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[0][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[1][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[2][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[3][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[4][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[5][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[6][j191]
+		acc97 += rec173.gNetBlock2LayerNorm2GammaPartial[7][j191]
+		gNetBlock2LayerNorm2Gamma[j191] = acc97
 	}
-	rec176.scratch = nil
-	ocannlCharLMBackwardPart175Records.Put(rec176)
+	rec173.scratch = nil
+	ocannlCharLMBackwardPart172Records.Put(rec173)
+
+	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_layer_norm_2_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec174 := ocannlCharLMBackwardPart173Records.Get()
+	rec174.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec174.scratch = scratch
+	region.Run(rec174, 8)
+	*rec174 = ocannlCharLMBackwardPart173{}
+	ocannlCharLMBackwardPart173Records.Put(rec174)
 
 	// backprop of op 79 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12876,19 +12793,28 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 80 (_net.block#2.linear#2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_2_centered_grad = [16][64][96]float32{}
-	}
+	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// 8 parts of i1 on the pool.
+	rec175 := ocannlCharLMBackwardPart174Records.Get()
+	rec175.scratch = scratch
+	region.Run(rec175, 8)
+	*rec175 = ocannlCharLMBackwardPart174{}
+	ocannlCharLMBackwardPart174Records.Put(rec175)
+
+	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
+	// 8 parts of i1 on the pool.
+	rec176 := ocannlCharLMBackwardPart175Records.Get()
+	rec176.scratch = scratch
+	region.Run(rec176, 8)
+	*rec176 = ocannlCharLMBackwardPart175{}
+	ocannlCharLMBackwardPart175Records.Put(rec176)
+
+	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i1 on the pool.
 	rec177 := ocannlCharLMBackwardPart176Records.Get()
-	rec177.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
 	rec177.scratch = scratch
 
-	// backprop of op 78 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_2_var_1_grad = [16][64][96]float32{}
-	}
+	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
 	rec178 := ocannlCharLMBackwardPart177Records.Get()
 	rec178.scratch = scratch
@@ -12901,46 +12827,12 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec178 = ocannlCharLMBackwardPart177{}
 	ocannlCharLMBackwardPart177Records.Put(rec178)
 
-	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
-	// 8 parts of i1 on the pool.
-	rec179 := ocannlCharLMBackwardPart178Records.Get()
-	rec179.scratch = scratch
-	region.Run(rec179, 8)
-	*rec179 = ocannlCharLMBackwardPart178{}
-	ocannlCharLMBackwardPart178Records.Put(rec179)
-
-	// backprop of op 77 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
-	// 8 parts of i1 on the pool.
-	rec180 := ocannlCharLMBackwardPart179Records.Get()
-	rec180.scratch = scratch
-	region.Run(rec180, 8)
-	*rec180 = ocannlCharLMBackwardPart179{}
-	ocannlCharLMBackwardPart179Records.Put(rec180)
-
-	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
-	// 8 parts of i1 on the pool.
-	rec181 := ocannlCharLMBackwardPart180Records.Get()
-	rec181.scratch = scratch
-
-	// backprop of op 76 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
-	// 8 parts of i1 on the pool.
-	rec182 := ocannlCharLMBackwardPart181Records.Get()
-	rec182.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec181, rec182)
-	*rec181 = ocannlCharLMBackwardPart180{}
-	ocannlCharLMBackwardPart180Records.Put(rec181)
-	*rec182 = ocannlCharLMBackwardPart181{}
-	ocannlCharLMBackwardPart181Records.Put(rec182)
-
 	// backprop of op 75 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -12954,80 +12846,135 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 74 (_net.block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i1 on the pool.
-	rec183 := ocannlCharLMBackwardPart182Records.Get()
-	rec183.scratch = scratch
-	region.Run(rec183, 8)
-	*rec183 = ocannlCharLMBackwardPart182{}
-	ocannlCharLMBackwardPart182Records.Put(rec183)
+	rec179 := ocannlCharLMBackwardPart178Records.Get()
+	rec179.scratch = scratch
+	region.Run(rec179, 8)
+	*rec179 = ocannlCharLMBackwardPart178{}
+	ocannlCharLMBackwardPart178Records.Put(rec179)
 
 	// backprop of op 72 (_net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1/x, net.block#2.dropout#1/mask): g1 =+ g * v2; g1 is net.block#2.dropout#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dropout_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec184 := ocannlCharLMBackwardPart183Records.Get()
-	rec184.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
-	rec184.scratch = scratch
-	region.Run(rec184, 8)
-	*rec184 = ocannlCharLMBackwardPart183{}
-	ocannlCharLMBackwardPart183Records.Put(rec184)
+	rec180 := ocannlCharLMBackwardPart179Records.Get()
+	rec180.nNetBlock2Dropout1Mask = nNetBlock2Dropout1Mask
+	rec180.scratch = scratch
+	region.Run(rec180, 8)
+	*rec180 = ocannlCharLMBackwardPart179{}
+	ocannlCharLMBackwardPart179Records.Put(rec180)
 
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WO = [9216]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec185 := ocannlCharLMBackwardPart184Records.Get()
-	rec185.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec185.scratch = scratch
-	region.Run(rec185, 4)
-	*rec185 = ocannlCharLMBackwardPart184{}
-	ocannlCharLMBackwardPart184Records.Put(rec185)
+	rec181 := ocannlCharLMBackwardPart180Records.Get()
+	rec181.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec181.scratch = scratch
+	region.Run(rec181, 4)
+	*rec181 = ocannlCharLMBackwardPart180{}
+	ocannlCharLMBackwardPart180Records.Put(rec181)
 
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec186 := ocannlCharLMBackwardPart185Records.Get()
-	rec186.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec186.scratch = scratch
+	rec182 := ocannlCharLMBackwardPart181Records.Get()
+	rec182.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec182.scratch = scratch
 
 	// backprop of op 70 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec187 := ocannlCharLMBackwardPart186Records.Get()
-	rec187.scratch = scratch
+	rec183 := ocannlCharLMBackwardPart182Records.Get()
+	rec183.scratch = scratch
 
 	// backprop of op 70 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec188 := ocannlCharLMBackwardPart187Records.Get()
-	rec188.scratch = scratch
+	rec184 := ocannlCharLMBackwardPart183Records.Get()
+	rec184.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec186, rec187, rec188)
-	*rec186 = ocannlCharLMBackwardPart185{}
-	ocannlCharLMBackwardPart185Records.Put(rec186)
-	*rec187 = ocannlCharLMBackwardPart186{}
-	ocannlCharLMBackwardPart186Records.Put(rec187)
-	*rec188 = ocannlCharLMBackwardPart187{}
-	ocannlCharLMBackwardPart187Records.Put(rec188)
+	region.RunSeq(8, rec182, rec183, rec184)
+	*rec182 = ocannlCharLMBackwardPart181{}
+	ocannlCharLMBackwardPart181Records.Put(rec182)
+	*rec183 = ocannlCharLMBackwardPart182{}
+	ocannlCharLMBackwardPart182Records.Put(rec183)
+	*rec184 = ocannlCharLMBackwardPart183{}
+	ocannlCharLMBackwardPart183Records.Put(rec184)
 
 	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
+	rec185 := ocannlCharLMBackwardPart184Records.Get()
+	rec185.scratch = scratch
+
+	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
+	// 8 parts of i1 on the pool.
+	rec186 := ocannlCharLMBackwardPart185Records.Get()
+	rec186.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec185, rec186)
+	*rec185 = ocannlCharLMBackwardPart184{}
+	ocannlCharLMBackwardPart184Records.Put(rec185)
+	*rec186 = ocannlCharLMBackwardPart185{}
+	ocannlCharLMBackwardPart185Records.Put(rec186)
+
+	// backprop of op 68 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
+	// 8 parts of i1 on the pool.
+	rec187 := ocannlCharLMBackwardPart186Records.Get()
+	rec187.scratch = scratch
+	region.Run(rec187, 8)
+	*rec187 = ocannlCharLMBackwardPart186{}
+	ocannlCharLMBackwardPart186Records.Put(rec187)
+
+	// backprop of op 67 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec188 := ocannlCharLMBackwardPart187Records.Get()
+	rec188.scratch = scratch
+	region.Run(rec188, 8)
+	*rec188 = ocannlCharLMBackwardPart187{}
+	ocannlCharLMBackwardPart187Records.Put(rec188)
+
+	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@65 = 64 (no winner yet)
+
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
+
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+	} else {
+		for j208 := range 16 {
+			for j209 := range 64 {
+				for j210 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_65[j208][j209][j210][0] = 64
+				}
+			}
+		}
+	}
+
+	// backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
+	// 8 parts of i1 on the pool.
 	rec189 := ocannlCharLMBackwardPart188Records.Get()
 	rec189.scratch = scratch
 
-	// backprop of op 69 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
+	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#2.masked_attention#1/m.argmax@65
 	// 8 parts of i1 on the pool.
 	rec190 := ocannlCharLMBackwardPart189Records.Get()
 	rec190.scratch = scratch
@@ -13040,7 +12987,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec190 = ocannlCharLMBackwardPart189{}
 	ocannlCharLMBackwardPart189Records.Put(rec190)
 
-	// backprop of op 68 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
+	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// 8 parts of i1 on the pool.
 	rec191 := ocannlCharLMBackwardPart190Records.Get()
 	rec191.scratch = scratch
@@ -13048,42 +12995,31 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec191 = ocannlCharLMBackwardPart190{}
 	ocannlCharLMBackwardPart190Records.Put(rec191)
 
-	// backprop of op 67 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
+	// backprop of op 63 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 64 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
 	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
+		scratch.net_block_2_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
 	rec192 := ocannlCharLMBackwardPart191Records.Get()
+	rec192.mask = mask
 	rec192.scratch = scratch
 	region.Run(rec192, 8)
 	*rec192 = ocannlCharLMBackwardPart191{}
 	ocannlCharLMBackwardPart191Records.Put(rec192)
 
-	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@65 = 64 (no winner yet)
-
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
-
-	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
-	} else {
-		for j212 := range 16 {
-			for j213 := range 64 {
-				for j214 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_65[j212][j213][j214][0] = 64
-				}
-			}
-		}
+	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/q.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_masked_attention_1_q_grad = [16][64][4][24]float32{}
 	}
-
-	// backprop of op 66 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec193 := ocannlCharLMBackwardPart192Records.Get()
 	rec193.scratch = scratch
 
-	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#2.masked_attention#1/m.argmax@65
-	// 8 parts of i1 on the pool.
+	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_masked_attention_1_k_grad = [16][64][4][24]float32{}
+	}
+	// 8 parts of i0 on the pool.
 	rec194 := ocannlCharLMBackwardPart193Records.Get()
 	rec194.scratch = scratch
 
@@ -13095,166 +13031,122 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec194 = ocannlCharLMBackwardPart193{}
 	ocannlCharLMBackwardPart193Records.Put(rec194)
 
-	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
-	// 8 parts of i1 on the pool.
-	rec195 := ocannlCharLMBackwardPart194Records.Get()
-	rec195.scratch = scratch
-	region.Run(rec195, 8)
-	*rec195 = ocannlCharLMBackwardPart194{}
-	ocannlCharLMBackwardPart194Records.Put(rec195)
-
-	// backprop of op 63 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad, with backprop of op 64 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad fused
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec196 := ocannlCharLMBackwardPart195Records.Get()
-	rec196.mask = mask
-	rec196.scratch = scratch
-	region.Run(rec196, 8)
-	*rec196 = ocannlCharLMBackwardPart195{}
-	ocannlCharLMBackwardPart195Records.Put(rec196)
-
-	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/q.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_masked_attention_1_q_grad = [16][64][4][24]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec197 := ocannlCharLMBackwardPart196Records.Get()
-	rec197.scratch = scratch
-
-	// backprop of op 61 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_masked_attention_1_k_grad = [16][64][4][24]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec198 := ocannlCharLMBackwardPart197Records.Get()
-	rec198.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec197, rec198)
-	*rec197 = ocannlCharLMBackwardPart196{}
-	ocannlCharLMBackwardPart196Records.Put(rec197)
-	*rec198 = ocannlCharLMBackwardPart197{}
-	ocannlCharLMBackwardPart197Records.Put(rec198)
-
 	// backprop of op 60 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WV = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec199 := ocannlCharLMBackwardPart198Records.Get()
-	rec199.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec199.scratch = scratch
-	region.Run(rec199, 4)
-	*rec199 = ocannlCharLMBackwardPart198{}
-	ocannlCharLMBackwardPart198Records.Put(rec199)
+	rec195 := ocannlCharLMBackwardPart194Records.Get()
+	rec195.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec195.scratch = scratch
+	region.Run(rec195, 4)
+	*rec195 = ocannlCharLMBackwardPart194{}
+	ocannlCharLMBackwardPart194Records.Put(rec195)
 
 	// backprop of op 60 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec200 := ocannlCharLMBackwardPart199Records.Get()
-	rec200.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec200.scratch = scratch
-	region.Run(rec200, 8)
-	*rec200 = ocannlCharLMBackwardPart199{}
-	ocannlCharLMBackwardPart199Records.Put(rec200)
+	rec196 := ocannlCharLMBackwardPart195Records.Get()
+	rec196.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
+	rec196.scratch = scratch
+	region.Run(rec196, 8)
+	*rec196 = ocannlCharLMBackwardPart195{}
+	ocannlCharLMBackwardPart195Records.Put(rec196)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WK = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec201 := ocannlCharLMBackwardPart200Records.Get()
-	rec201.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec201.scratch = scratch
-	region.Run(rec201, 4)
-	*rec201 = ocannlCharLMBackwardPart200{}
-	ocannlCharLMBackwardPart200Records.Put(rec201)
+	rec197 := ocannlCharLMBackwardPart196Records.Get()
+	rec197.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
+	rec197.scratch = scratch
+	region.Run(rec197, 4)
+	*rec197 = ocannlCharLMBackwardPart196{}
+	ocannlCharLMBackwardPart196Records.Put(rec197)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec202 := ocannlCharLMBackwardPart201Records.Get()
-	rec202.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
-	rec202.scratch = scratch
-	region.Run(rec202, 8)
-	*rec202 = ocannlCharLMBackwardPart201{}
-	ocannlCharLMBackwardPart201Records.Put(rec202)
+	rec198 := ocannlCharLMBackwardPart197Records.Get()
+	rec198.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec198.scratch = scratch
+	region.Run(rec198, 8)
+	*rec198 = ocannlCharLMBackwardPart197{}
+	ocannlCharLMBackwardPart197Records.Put(rec198)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WQ = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec203 := ocannlCharLMBackwardPart202Records.Get()
-	rec203.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec203.scratch = scratch
-	region.Run(rec203, 4)
-	*rec203 = ocannlCharLMBackwardPart202{}
-	ocannlCharLMBackwardPart202Records.Put(rec203)
+	rec199 := ocannlCharLMBackwardPart198Records.Get()
+	rec199.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec199.scratch = scratch
+	region.Run(rec199, 4)
+	*rec199 = ocannlCharLMBackwardPart198{}
+	ocannlCharLMBackwardPart198Records.Put(rec199)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec204 := ocannlCharLMBackwardPart203Records.Get()
-	rec204.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
-	rec204.scratch = scratch
+	rec200 := ocannlCharLMBackwardPart199Records.Get()
+	rec200.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec200.scratch = scratch
 
 	// backprop of op 57 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec205 := ocannlCharLMBackwardPart204Records.Get()
-	rec205.scratch = scratch
+	rec201 := ocannlCharLMBackwardPart200Records.Get()
+	rec201.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec204, rec205)
-	*rec204 = ocannlCharLMBackwardPart203{}
-	ocannlCharLMBackwardPart203Records.Put(rec204)
+	region.RunSeq(8, rec200, rec201)
+	*rec200 = ocannlCharLMBackwardPart199{}
+	ocannlCharLMBackwardPart199Records.Put(rec200)
 	// The 8 partial sums, added in part order.
-	for j227 := range 96 {
-		acc108 := gNetBlock2LayerNorm1Beta[j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[0][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[1][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[2][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[3][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[4][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[5][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[6][j227]
-		acc108 += rec205.gNetBlock2LayerNorm1BetaPartial[7][j227]
-		gNetBlock2LayerNorm1Beta[j227] = acc108
+	for j223 := range 96 {
+		acc108 := gNetBlock2LayerNorm1Beta[j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[0][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[1][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[2][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[3][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[4][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[5][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[6][j223]
+		acc108 += rec201.gNetBlock2LayerNorm1BetaPartial[7][j223]
+		gNetBlock2LayerNorm1Beta[j223] = acc108
 	}
-	rec205.scratch = nil
-	ocannlCharLMBackwardPart204Records.Put(rec205)
+	rec201.scratch = nil
+	ocannlCharLMBackwardPart200Records.Put(rec201)
 
 	// backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec206 := ocannlCharLMBackwardPart205Records.Get()
-	rec206.scratch = scratch
+	rec202 := ocannlCharLMBackwardPart201Records.Get()
+	rec202.scratch = scratch
 
 	// backprop of op 56 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec207 := ocannlCharLMBackwardPart206Records.Get()
-	rec207.scratch = scratch
+	rec203 := ocannlCharLMBackwardPart202Records.Get()
+	rec203.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec206, rec207)
-	*rec206 = ocannlCharLMBackwardPart205{}
-	ocannlCharLMBackwardPart205Records.Put(rec206)
-	*rec207 = ocannlCharLMBackwardPart206{}
-	ocannlCharLMBackwardPart206Records.Put(rec207)
+	region.RunSeq(8, rec202, rec203)
+	*rec202 = ocannlCharLMBackwardPart201{}
+	ocannlCharLMBackwardPart201Records.Put(rec202)
+	*rec203 = ocannlCharLMBackwardPart202{}
+	ocannlCharLMBackwardPart202Records.Put(rec203)
 
 	// backprop of op 55 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13270,9 +13162,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.2 = pointwise "+" of net.block#2.layer_norm#1/var, _num.4): g1 =+ g; g1 is net.block#2.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13286,33 +13178,45 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec208 := ocannlCharLMBackwardPart207Records.Get()
-	rec208.scratch = scratch
-	region.Run(rec208, 8)
+	rec204 := ocannlCharLMBackwardPart203Records.Get()
+	rec204.scratch = scratch
+	region.Run(rec204, 8)
 	// The 8 partial sums, added in part order.
-	for j231 := range 96 {
-		acc111 := gNetBlock2LayerNorm1Gamma[j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[0][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[1][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[2][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[3][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[4][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[5][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[6][j231]
-		acc111 += rec208.gNetBlock2LayerNorm1GammaPartial[7][j231]
-		gNetBlock2LayerNorm1Gamma[j231] = acc111
+	for j227 := range 96 {
+		acc111 := gNetBlock2LayerNorm1Gamma[j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[0][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[1][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[2][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[3][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[4][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[5][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[6][j227]
+		acc111 += rec204.gNetBlock2LayerNorm1GammaPartial[7][j227]
+		gNetBlock2LayerNorm1Gamma[j227] = acc111
 	}
-	rec208.scratch = nil
-	ocannlCharLMBackwardPart207Records.Put(rec208)
+	rec204.scratch = nil
+	ocannlCharLMBackwardPart203Records.Put(rec204)
+
+	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec205 := ocannlCharLMBackwardPart204Records.Get()
+	rec205.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec205.scratch = scratch
+	region.Run(rec205, 8)
+	*rec205 = ocannlCharLMBackwardPart204{}
+	ocannlCharLMBackwardPart204Records.Put(rec205)
 
 	// backprop of op 52 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13324,71 +13228,46 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 53 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec209 := ocannlCharLMBackwardPart208Records.Get()
-	rec209.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec209.scratch = scratch
-
-	// backprop of op 51 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_1_var_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec210 := ocannlCharLMBackwardPart209Records.Get()
-	rec210.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec209, rec210)
-	*rec209 = ocannlCharLMBackwardPart208{}
-	ocannlCharLMBackwardPart208Records.Put(rec209)
-	*rec210 = ocannlCharLMBackwardPart209{}
-	ocannlCharLMBackwardPart209Records.Put(rec210)
-
 	// backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec211 := ocannlCharLMBackwardPart210Records.Get()
-	rec211.scratch = scratch
-	region.Run(rec211, 8)
-	*rec211 = ocannlCharLMBackwardPart210{}
-	ocannlCharLMBackwardPart210Records.Put(rec211)
+	rec206 := ocannlCharLMBackwardPart205Records.Get()
+	rec206.scratch = scratch
+	region.Run(rec206, 8)
+	*rec206 = ocannlCharLMBackwardPart205{}
+	ocannlCharLMBackwardPart205Records.Put(rec206)
 
 	// backprop of op 50 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec212 := ocannlCharLMBackwardPart211Records.Get()
-	rec212.scratch = scratch
-	region.Run(rec212, 8)
-	*rec212 = ocannlCharLMBackwardPart211{}
-	ocannlCharLMBackwardPart211Records.Put(rec212)
+	rec207 := ocannlCharLMBackwardPart206Records.Get()
+	rec207.scratch = scratch
+	region.Run(rec207, 8)
+	*rec207 = ocannlCharLMBackwardPart206{}
+	ocannlCharLMBackwardPart206Records.Put(rec207)
 
 	// backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i1 on the pool.
-	rec213 := ocannlCharLMBackwardPart212Records.Get()
-	rec213.scratch = scratch
+	rec208 := ocannlCharLMBackwardPart207Records.Get()
+	rec208.scratch = scratch
 
 	// backprop of op 49 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec214 := ocannlCharLMBackwardPart213Records.Get()
-	rec214.scratch = scratch
+	rec209 := ocannlCharLMBackwardPart208Records.Get()
+	rec209.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec213, rec214)
-	*rec213 = ocannlCharLMBackwardPart212{}
-	ocannlCharLMBackwardPart212Records.Put(rec213)
-	*rec214 = ocannlCharLMBackwardPart213{}
-	ocannlCharLMBackwardPart213Records.Put(rec214)
+	region.RunSeq(8, rec208, rec209)
+	*rec208 = ocannlCharLMBackwardPart207{}
+	ocannlCharLMBackwardPart207Records.Put(rec208)
+	*rec209 = ocannlCharLMBackwardPart208{}
+	ocannlCharLMBackwardPart208Records.Put(rec209)
 
 	// backprop of op 48 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13402,175 +13281,175 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 47 (_net.block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i1 on the pool.
-	rec215 := ocannlCharLMBackwardPart214Records.Get()
-	rec215.scratch = scratch
-	region.Run(rec215, 8)
-	*rec215 = ocannlCharLMBackwardPart214{}
-	ocannlCharLMBackwardPart214Records.Put(rec215)
+	rec210 := ocannlCharLMBackwardPart209Records.Get()
+	rec210.scratch = scratch
+	region.Run(rec210, 8)
+	*rec210 = ocannlCharLMBackwardPart209{}
+	ocannlCharLMBackwardPart209Records.Put(rec210)
 
 	// backprop of op 45 (_net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2/x, net.block#1.dropout#2/mask): g1 =+ g * v2; g1 is net.block#1.dropout#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dropout_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec216 := ocannlCharLMBackwardPart215Records.Get()
-	rec216.nNetBlock1Dropout2Mask = nNetBlock1Dropout2Mask
-	rec216.scratch = scratch
-	region.Run(rec216, 8)
-	*rec216 = ocannlCharLMBackwardPart215{}
-	ocannlCharLMBackwardPart215Records.Put(rec216)
+	rec211 := ocannlCharLMBackwardPart210Records.Get()
+	rec211.nNetBlock1Dropout2Mask = nNetBlock1Dropout2Mask
+	rec211.scratch = scratch
+	region.Run(rec211, 8)
+	*rec211 = ocannlCharLMBackwardPart210{}
+	ocannlCharLMBackwardPart210Records.Put(rec211)
 
 	// backprop of op 44 (net.block#1.dropout#2/x = pointwise "+" of _net.block#1.dropout#2/x.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec217 := ocannlCharLMBackwardPart216Records.Get()
-	rec217.scratch = scratch
-	region.Run(rec217, 8)
+	rec212 := ocannlCharLMBackwardPart211Records.Get()
+	rec212.scratch = scratch
+	region.Run(rec212, 8)
 	// The 8 partial sums, added in part order.
-	for j241 := range 96 {
-		acc114 := gNetBlock1Linear1B[j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[0][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[1][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[2][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[3][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[4][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[5][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[6][j241]
-		acc114 += rec217.gNetBlock1Linear1BPartial[7][j241]
-		gNetBlock1Linear1B[j241] = acc114
+	for j236 := range 96 {
+		acc114 := gNetBlock1Linear1B[j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[0][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[1][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[2][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[3][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[4][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[5][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[6][j236]
+		acc114 += rec212.gNetBlock1Linear1BPartial[7][j236]
+		gNetBlock1Linear1B[j236] = acc114
 	}
-	rec217.scratch = nil
-	ocannlCharLMBackwardPart216Records.Put(rec217)
+	rec212.scratch = nil
+	ocannlCharLMBackwardPart211Records.Put(rec212)
 
 	// backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear1W = [36864]float32{}
 	}
 	// 6 parts of i3 on the pool.
-	rec218 := ocannlCharLMBackwardPart217Records.Get()
-	rec218.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec218.scratch = scratch
-	region.Run(rec218, 6)
-	*rec218 = ocannlCharLMBackwardPart217{}
-	ocannlCharLMBackwardPart217Records.Put(rec218)
+	rec213 := ocannlCharLMBackwardPart212Records.Get()
+	rec213.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec213.scratch = scratch
+	region.Run(rec213, 6)
+	*rec213 = ocannlCharLMBackwardPart212{}
+	ocannlCharLMBackwardPart212Records.Put(rec213)
 
 	// backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec219 := ocannlCharLMBackwardPart218Records.Get()
-	rec219.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec219.scratch = scratch
-	region.Run(rec219, 8)
-	*rec219 = ocannlCharLMBackwardPart218{}
-	ocannlCharLMBackwardPart218Records.Put(rec219)
+	rec214 := ocannlCharLMBackwardPart213Records.Get()
+	rec214.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec214.scratch = scratch
+	region.Run(rec214, 8)
+	*rec214 = ocannlCharLMBackwardPart213{}
+	ocannlCharLMBackwardPart213Records.Put(rec214)
 
 	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [16][64][384]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec220 := ocannlCharLMBackwardPart219Records.Get()
-	rec220.scratch = scratch
-	region.Run(rec220, 8)
-	*rec220 = ocannlCharLMBackwardPart219{}
-	ocannlCharLMBackwardPart219Records.Put(rec220)
+	rec215 := ocannlCharLMBackwardPart214Records.Get()
+	rec215.scratch = scratch
+	region.Run(rec215, 8)
+	*rec215 = ocannlCharLMBackwardPart214{}
+	ocannlCharLMBackwardPart214Records.Put(rec215)
 
 	// backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g2 =+ g; g2 is net.block#1.linear#2.b.grad
 	// 8 parts of i0 on the pool.
-	rec221 := ocannlCharLMBackwardPart220Records.Get()
-	rec221.scratch = scratch
-	region.Run(rec221, 8)
+	rec216 := ocannlCharLMBackwardPart215Records.Get()
+	rec216.scratch = scratch
+	region.Run(rec216, 8)
 	// The 8 partial sums, added in part order.
-	for j246 := range 384 {
-		acc117 := gNetBlock1Linear2B[j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[0][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[1][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[2][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[3][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[4][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[5][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[6][j246]
-		acc117 += rec221.gNetBlock1Linear2BPartial[7][j246]
-		gNetBlock1Linear2B[j246] = acc117
+	for j241 := range 384 {
+		acc117 := gNetBlock1Linear2B[j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[0][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[1][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[2][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[3][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[4][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[5][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[6][j241]
+		acc117 += rec216.gNetBlock1Linear2BPartial[7][j241]
+		gNetBlock1Linear2B[j241] = acc117
 	}
-	rec221.scratch = nil
-	ocannlCharLMBackwardPart220Records.Put(rec221)
+	rec216.scratch = nil
+	ocannlCharLMBackwardPart215Records.Put(rec216)
 
 	// backprop of op 40 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.linear#2.w, net.block#1.linear#2/x): g1 =+ g * v2; g1 is net.block#1.linear#2.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear2W = [36864]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec222 := ocannlCharLMBackwardPart221Records.Get()
-	rec222.gNetBlock1Linear2W = gNetBlock1Linear2W
-	rec222.scratch = scratch
-	region.Run(rec222, 8)
-	*rec222 = ocannlCharLMBackwardPart221{}
-	ocannlCharLMBackwardPart221Records.Put(rec222)
+	rec217 := ocannlCharLMBackwardPart216Records.Get()
+	rec217.gNetBlock1Linear2W = gNetBlock1Linear2W
+	rec217.scratch = scratch
+	region.Run(rec217, 8)
+	*rec217 = ocannlCharLMBackwardPart216{}
+	ocannlCharLMBackwardPart216Records.Put(rec217)
 
 	// backprop of op 40 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.linear#2.w, net.block#1.linear#2/x): g2 =+ v1 * g; g2 is net.block#1.linear#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_2_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec223 := ocannlCharLMBackwardPart222Records.Get()
-	rec223.pNetBlock1Linear2W = pNetBlock1Linear2W
-	rec223.scratch = scratch
+	rec218 := ocannlCharLMBackwardPart217Records.Get()
+	rec218.pNetBlock1Linear2W = pNetBlock1Linear2W
+	rec218.scratch = scratch
 
 	// backprop of op 39 (net.block#1.linear#2/x = pointwise "+" of _net.block#1.linear#2/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec224 := ocannlCharLMBackwardPart223Records.Get()
-	rec224.scratch = scratch
+	rec219 := ocannlCharLMBackwardPart218Records.Get()
+	rec219.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec223, rec224)
-	*rec223 = ocannlCharLMBackwardPart222{}
-	ocannlCharLMBackwardPart222Records.Put(rec223)
+	region.RunSeq(8, rec218, rec219)
+	*rec218 = ocannlCharLMBackwardPart217{}
+	ocannlCharLMBackwardPart217Records.Put(rec218)
 	// The 8 partial sums, added in part order.
-	for j250 := range 96 {
-		acc120 := gNetBlock1LayerNorm2Beta[j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[0][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[1][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[2][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[3][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[4][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[5][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[6][j250]
-		acc120 += rec224.gNetBlock1LayerNorm2BetaPartial[7][j250]
-		gNetBlock1LayerNorm2Beta[j250] = acc120
+	for j245 := range 96 {
+		acc120 := gNetBlock1LayerNorm2Beta[j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[0][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[1][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[2][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[3][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[4][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[5][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[6][j245]
+		acc120 += rec219.gNetBlock1LayerNorm2BetaPartial[7][j245]
+		gNetBlock1LayerNorm2Beta[j245] = acc120
 	}
-	rec224.scratch = nil
-	ocannlCharLMBackwardPart223Records.Put(rec224)
+	rec219.scratch = nil
+	ocannlCharLMBackwardPart218Records.Put(rec219)
 
 	// backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g1 =+ g / v2; g1 is _net.block#1.linear#2/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_2_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec225 := ocannlCharLMBackwardPart224Records.Get()
-	rec225.scratch = scratch
+	rec220 := ocannlCharLMBackwardPart219Records.Get()
+	rec220.scratch = scratch
 
 	// backprop of op 38 (_net.block#1.linear#2/x.4 = pointwise "/." of _net.block#1.linear#2/x.1, _net.block#1.linear#2/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.linear#2/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec226 := ocannlCharLMBackwardPart225Records.Get()
-	rec226.scratch = scratch
+	rec221 := ocannlCharLMBackwardPart220Records.Get()
+	rec221.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec225, rec226)
-	*rec225 = ocannlCharLMBackwardPart224{}
-	ocannlCharLMBackwardPart224Records.Put(rec225)
-	*rec226 = ocannlCharLMBackwardPart225{}
-	ocannlCharLMBackwardPart225Records.Put(rec226)
+	region.RunSeq(8, rec220, rec221)
+	*rec220 = ocannlCharLMBackwardPart219{}
+	ocannlCharLMBackwardPart219Records.Put(rec220)
+	*rec221 = ocannlCharLMBackwardPart220{}
+	ocannlCharLMBackwardPart220Records.Put(rec221)
 
 	// backprop of op 37 (_net.block#1.linear#2/x.3 = pointwise sqrt of _net.block#1.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.linear#2/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_1_linear_2_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13586,9 +13465,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 36 (_net.block#1.linear#2/x.2 = pointwise "+" of net.block#1.layer_norm#2/var, _num.3): g1 =+ g; g1 is net.block#1.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13602,33 +13481,45 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec227 := ocannlCharLMBackwardPart226Records.Get()
-	rec227.scratch = scratch
-	region.Run(rec227, 8)
+	rec222 := ocannlCharLMBackwardPart221Records.Get()
+	rec222.scratch = scratch
+	region.Run(rec222, 8)
 	// The 8 partial sums, added in part order.
-	for j254 := range 96 {
-		acc123 := gNetBlock1LayerNorm2Gamma[j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[0][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[1][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[2][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[3][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[4][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[5][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[6][j254]
-		acc123 += rec227.gNetBlock1LayerNorm2GammaPartial[7][j254]
-		gNetBlock1LayerNorm2Gamma[j254] = acc123
+	for j249 := range 96 {
+		acc123 := gNetBlock1LayerNorm2Gamma[j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[0][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[1][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[2][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[3][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[4][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[5][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[6][j249]
+		acc123 += rec222.gNetBlock1LayerNorm2GammaPartial[7][j249]
+		gNetBlock1LayerNorm2Gamma[j249] = acc123
 	}
-	rec227.scratch = nil
-	ocannlCharLMBackwardPart226Records.Put(rec227)
+	rec222.scratch = nil
+	ocannlCharLMBackwardPart221Records.Put(rec222)
+
+	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_1_layer_norm_2_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec223 := ocannlCharLMBackwardPart222Records.Get()
+	rec223.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec223.scratch = scratch
+	region.Run(rec223, 8)
+	*rec223 = ocannlCharLMBackwardPart222{}
+	ocannlCharLMBackwardPart222Records.Put(rec223)
 
 	// backprop of op 34 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13640,71 +13531,46 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 35 (_net.block#1.linear#2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_2_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec228 := ocannlCharLMBackwardPart227Records.Get()
-	rec228.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec228.scratch = scratch
-
-	// backprop of op 33 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_2_var_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec229 := ocannlCharLMBackwardPart228Records.Get()
-	rec229.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec228, rec229)
-	*rec228 = ocannlCharLMBackwardPart227{}
-	ocannlCharLMBackwardPart227Records.Put(rec228)
-	*rec229 = ocannlCharLMBackwardPart228{}
-	ocannlCharLMBackwardPart228Records.Put(rec229)
-
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec230 := ocannlCharLMBackwardPart229Records.Get()
-	rec230.scratch = scratch
-	region.Run(rec230, 8)
-	*rec230 = ocannlCharLMBackwardPart229{}
-	ocannlCharLMBackwardPart229Records.Put(rec230)
+	rec224 := ocannlCharLMBackwardPart223Records.Get()
+	rec224.scratch = scratch
+	region.Run(rec224, 8)
+	*rec224 = ocannlCharLMBackwardPart223{}
+	ocannlCharLMBackwardPart223Records.Put(rec224)
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i1 on the pool.
-	rec231 := ocannlCharLMBackwardPart230Records.Get()
-	rec231.scratch = scratch
-	region.Run(rec231, 8)
-	*rec231 = ocannlCharLMBackwardPart230{}
-	ocannlCharLMBackwardPart230Records.Put(rec231)
+	rec225 := ocannlCharLMBackwardPart224Records.Get()
+	rec225.scratch = scratch
+	region.Run(rec225, 8)
+	*rec225 = ocannlCharLMBackwardPart224{}
+	ocannlCharLMBackwardPart224Records.Put(rec225)
 
 	// backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i1 on the pool.
-	rec232 := ocannlCharLMBackwardPart231Records.Get()
-	rec232.scratch = scratch
+	rec226 := ocannlCharLMBackwardPart225Records.Get()
+	rec226.scratch = scratch
 
 	// backprop of op 31 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec233 := ocannlCharLMBackwardPart232Records.Get()
-	rec233.scratch = scratch
+	rec227 := ocannlCharLMBackwardPart226Records.Get()
+	rec227.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec232, rec233)
-	*rec232 = ocannlCharLMBackwardPart231{}
-	ocannlCharLMBackwardPart231Records.Put(rec232)
-	*rec233 = ocannlCharLMBackwardPart232{}
-	ocannlCharLMBackwardPart232Records.Put(rec233)
+	region.RunSeq(8, rec226, rec227)
+	*rec226 = ocannlCharLMBackwardPart225{}
+	ocannlCharLMBackwardPart225Records.Put(rec226)
+	*rec227 = ocannlCharLMBackwardPart226{}
+	ocannlCharLMBackwardPart226Records.Put(rec227)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -13718,124 +13584,124 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 29 (_net.block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i1 on the pool.
-	rec234 := ocannlCharLMBackwardPart233Records.Get()
-	rec234.scratch = scratch
-	region.Run(rec234, 8)
-	*rec234 = ocannlCharLMBackwardPart233{}
-	ocannlCharLMBackwardPart233Records.Put(rec234)
+	rec228 := ocannlCharLMBackwardPart227Records.Get()
+	rec228.scratch = scratch
+	region.Run(rec228, 8)
+	*rec228 = ocannlCharLMBackwardPart227{}
+	ocannlCharLMBackwardPart227Records.Put(rec228)
 
 	// backprop of op 27 (_net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1/x, net.block#1.dropout#1/mask): g1 =+ g * v2; g1 is net.block#1.dropout#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dropout_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec235 := ocannlCharLMBackwardPart234Records.Get()
-	rec235.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
-	rec235.scratch = scratch
-	region.Run(rec235, 8)
-	*rec235 = ocannlCharLMBackwardPart234{}
-	ocannlCharLMBackwardPart234Records.Put(rec235)
+	rec229 := ocannlCharLMBackwardPart228Records.Get()
+	rec229.nNetBlock1Dropout1Mask = nNetBlock1Dropout1Mask
+	rec229.scratch = scratch
+	region.Run(rec229, 8)
+	*rec229 = ocannlCharLMBackwardPart228{}
+	ocannlCharLMBackwardPart228Records.Put(rec229)
 
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WO = [9216]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec236 := ocannlCharLMBackwardPart235Records.Get()
-	rec236.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec236.scratch = scratch
-	region.Run(rec236, 4)
-	*rec236 = ocannlCharLMBackwardPart235{}
-	ocannlCharLMBackwardPart235Records.Put(rec236)
+	rec230 := ocannlCharLMBackwardPart229Records.Get()
+	rec230.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec230.scratch = scratch
+	region.Run(rec230, 4)
+	*rec230 = ocannlCharLMBackwardPart229{}
+	ocannlCharLMBackwardPart229Records.Put(rec230)
 
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec237 := ocannlCharLMBackwardPart236Records.Get()
-	rec237.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec237.scratch = scratch
+	rec231 := ocannlCharLMBackwardPart230Records.Get()
+	rec231.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec231.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec238 := ocannlCharLMBackwardPart237Records.Get()
-	rec238.scratch = scratch
+	rec232 := ocannlCharLMBackwardPart231Records.Get()
+	rec232.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec239 := ocannlCharLMBackwardPart238Records.Get()
-	rec239.scratch = scratch
+	rec233 := ocannlCharLMBackwardPart232Records.Get()
+	rec233.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec237, rec238, rec239)
-	*rec237 = ocannlCharLMBackwardPart236{}
-	ocannlCharLMBackwardPart236Records.Put(rec237)
-	*rec238 = ocannlCharLMBackwardPart237{}
-	ocannlCharLMBackwardPart237Records.Put(rec238)
-	*rec239 = ocannlCharLMBackwardPart238{}
-	ocannlCharLMBackwardPart238Records.Put(rec239)
+	region.RunSeq(8, rec231, rec232, rec233)
+	*rec231 = ocannlCharLMBackwardPart230{}
+	ocannlCharLMBackwardPart230Records.Put(rec231)
+	*rec232 = ocannlCharLMBackwardPart231{}
+	ocannlCharLMBackwardPart231Records.Put(rec232)
+	*rec233 = ocannlCharLMBackwardPart232{}
+	ocannlCharLMBackwardPart232Records.Put(rec233)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec240 := ocannlCharLMBackwardPart239Records.Get()
-	rec240.scratch = scratch
+	rec234 := ocannlCharLMBackwardPart233Records.Get()
+	rec234.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec241 := ocannlCharLMBackwardPart240Records.Get()
-	rec241.scratch = scratch
+	rec235 := ocannlCharLMBackwardPart234Records.Get()
+	rec235.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec240, rec241)
-	*rec240 = ocannlCharLMBackwardPart239{}
-	ocannlCharLMBackwardPart239Records.Put(rec240)
-	*rec241 = ocannlCharLMBackwardPart240{}
-	ocannlCharLMBackwardPart240Records.Put(rec241)
+	region.RunSeq(8, rec234, rec235)
+	*rec234 = ocannlCharLMBackwardPart233{}
+	ocannlCharLMBackwardPart233Records.Put(rec234)
+	*rec235 = ocannlCharLMBackwardPart234{}
+	ocannlCharLMBackwardPart234Records.Put(rec235)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// 8 parts of i1 on the pool.
-	rec242 := ocannlCharLMBackwardPart241Records.Get()
-	rec242.scratch = scratch
-	region.Run(rec242, 8)
-	*rec242 = ocannlCharLMBackwardPart241{}
-	ocannlCharLMBackwardPart241Records.Put(rec242)
+	rec236 := ocannlCharLMBackwardPart235Records.Get()
+	rec236.scratch = scratch
+	region.Run(rec236, 8)
+	*rec236 = ocannlCharLMBackwardPart235{}
+	ocannlCharLMBackwardPart235Records.Put(rec236)
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec243 := ocannlCharLMBackwardPart242Records.Get()
-	rec243.scratch = scratch
-	region.Run(rec243, 8)
-	*rec243 = ocannlCharLMBackwardPart242{}
-	ocannlCharLMBackwardPart242Records.Put(rec243)
+	rec237 := ocannlCharLMBackwardPart236Records.Get()
+	rec237.scratch = scratch
+	region.Run(rec237, 8)
+	*rec237 = ocannlCharLMBackwardPart236{}
+	ocannlCharLMBackwardPart236Records.Put(rec237)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 64 (no winner yet)
 
 	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap38AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+		ocannlMap38AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j272 := range 16 {
-			for j273 := range 64 {
-				for j274 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j272][j273][j274][0] = 64
+		for j266 := range 16 {
+			for j267 := range 64 {
+				for j268 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j266][j267][j268][0] = 64
 				}
 			}
 		}
@@ -13843,182 +13709,182 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec244 := ocannlCharLMBackwardPart243Records.Get()
-	rec244.scratch = scratch
+	rec238 := ocannlCharLMBackwardPart237Records.Get()
+	rec238.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 64); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec245 := ocannlCharLMBackwardPart244Records.Get()
-	rec245.scratch = scratch
+	rec239 := ocannlCharLMBackwardPart238Records.Get()
+	rec239.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec244, rec245)
-	*rec244 = ocannlCharLMBackwardPart243{}
-	ocannlCharLMBackwardPart243Records.Put(rec244)
-	*rec245 = ocannlCharLMBackwardPart244{}
-	ocannlCharLMBackwardPart244Records.Put(rec245)
+	region.RunSeq(8, rec238, rec239)
+	*rec238 = ocannlCharLMBackwardPart237{}
+	ocannlCharLMBackwardPart237Records.Put(rec238)
+	*rec239 = ocannlCharLMBackwardPart238{}
+	ocannlCharLMBackwardPart238Records.Put(rec239)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// 8 parts of i1 on the pool.
-	rec246 := ocannlCharLMBackwardPart245Records.Get()
-	rec246.scratch = scratch
-	region.Run(rec246, 8)
-	*rec246 = ocannlCharLMBackwardPart245{}
-	ocannlCharLMBackwardPart245Records.Put(rec246)
+	rec240 := ocannlCharLMBackwardPart239Records.Get()
+	rec240.scratch = scratch
+	region.Run(rec240, 8)
+	*rec240 = ocannlCharLMBackwardPart239{}
+	ocannlCharLMBackwardPart239Records.Put(rec240)
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad, with backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad fused
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [16][64][4][64]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec247 := ocannlCharLMBackwardPart246Records.Get()
-	rec247.mask = mask
-	rec247.scratch = scratch
-	region.Run(rec247, 8)
-	*rec247 = ocannlCharLMBackwardPart246{}
-	ocannlCharLMBackwardPart246Records.Put(rec247)
+	rec241 := ocannlCharLMBackwardPart240Records.Get()
+	rec241.mask = mask
+	rec241.scratch = scratch
+	region.Run(rec241, 8)
+	*rec241 = ocannlCharLMBackwardPart240{}
+	ocannlCharLMBackwardPart240Records.Put(rec241)
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_q_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec248 := ocannlCharLMBackwardPart247Records.Get()
-	rec248.scratch = scratch
+	rec242 := ocannlCharLMBackwardPart241Records.Get()
+	rec242.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [16][64][4][24]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec249 := ocannlCharLMBackwardPart248Records.Get()
-	rec249.scratch = scratch
+	rec243 := ocannlCharLMBackwardPart242Records.Get()
+	rec243.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec248, rec249)
-	*rec248 = ocannlCharLMBackwardPart247{}
-	ocannlCharLMBackwardPart247Records.Put(rec248)
-	*rec249 = ocannlCharLMBackwardPart248{}
-	ocannlCharLMBackwardPart248Records.Put(rec249)
+	region.RunSeq(8, rec242, rec243)
+	*rec242 = ocannlCharLMBackwardPart241{}
+	ocannlCharLMBackwardPart241Records.Put(rec242)
+	*rec243 = ocannlCharLMBackwardPart242{}
+	ocannlCharLMBackwardPart242Records.Put(rec243)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WV = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec250 := ocannlCharLMBackwardPart249Records.Get()
-	rec250.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec250.scratch = scratch
-	region.Run(rec250, 4)
-	*rec250 = ocannlCharLMBackwardPart249{}
-	ocannlCharLMBackwardPart249Records.Put(rec250)
+	rec244 := ocannlCharLMBackwardPart243Records.Get()
+	rec244.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec244.scratch = scratch
+	region.Run(rec244, 4)
+	*rec244 = ocannlCharLMBackwardPart243{}
+	ocannlCharLMBackwardPart243Records.Put(rec244)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec251 := ocannlCharLMBackwardPart250Records.Get()
-	rec251.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec251.scratch = scratch
-	region.Run(rec251, 8)
-	*rec251 = ocannlCharLMBackwardPart250{}
-	ocannlCharLMBackwardPart250Records.Put(rec251)
+	rec245 := ocannlCharLMBackwardPart244Records.Get()
+	rec245.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec245.scratch = scratch
+	region.Run(rec245, 8)
+	*rec245 = ocannlCharLMBackwardPart244{}
+	ocannlCharLMBackwardPart244Records.Put(rec245)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WK = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec252 := ocannlCharLMBackwardPart251Records.Get()
-	rec252.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec252.scratch = scratch
-	region.Run(rec252, 4)
-	*rec252 = ocannlCharLMBackwardPart251{}
-	ocannlCharLMBackwardPart251Records.Put(rec252)
+	rec246 := ocannlCharLMBackwardPart245Records.Get()
+	rec246.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec246.scratch = scratch
+	region.Run(rec246, 4)
+	*rec246 = ocannlCharLMBackwardPart245{}
+	ocannlCharLMBackwardPart245Records.Put(rec246)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec253 := ocannlCharLMBackwardPart252Records.Get()
-	rec253.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec253.scratch = scratch
-	region.Run(rec253, 8)
-	*rec253 = ocannlCharLMBackwardPart252{}
-	ocannlCharLMBackwardPart252Records.Put(rec253)
+	rec247 := ocannlCharLMBackwardPart246Records.Get()
+	rec247.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec247.scratch = scratch
+	region.Run(rec247, 8)
+	*rec247 = ocannlCharLMBackwardPart246{}
+	ocannlCharLMBackwardPart246Records.Put(rec247)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WQ = [9216]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec254 := ocannlCharLMBackwardPart253Records.Get()
-	rec254.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec254.scratch = scratch
-	region.Run(rec254, 4)
-	*rec254 = ocannlCharLMBackwardPart253{}
-	ocannlCharLMBackwardPart253Records.Put(rec254)
+	rec248 := ocannlCharLMBackwardPart247Records.Get()
+	rec248.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec248.scratch = scratch
+	region.Run(rec248, 4)
+	*rec248 = ocannlCharLMBackwardPart247{}
+	ocannlCharLMBackwardPart247Records.Put(rec248)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec255 := ocannlCharLMBackwardPart254Records.Get()
-	rec255.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec255.scratch = scratch
+	rec249 := ocannlCharLMBackwardPart248Records.Get()
+	rec249.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec249.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec256 := ocannlCharLMBackwardPart255Records.Get()
-	rec256.scratch = scratch
+	rec250 := ocannlCharLMBackwardPart249Records.Get()
+	rec250.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec255, rec256)
-	*rec255 = ocannlCharLMBackwardPart254{}
-	ocannlCharLMBackwardPart254Records.Put(rec255)
+	region.RunSeq(8, rec249, rec250)
+	*rec249 = ocannlCharLMBackwardPart248{}
+	ocannlCharLMBackwardPart248Records.Put(rec249)
 	// The 8 partial sums, added in part order.
-	for j287 := range 96 {
-		acc134 := gNetBlock1LayerNorm1Beta[j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[0][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[1][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[2][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[3][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[4][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[5][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[6][j287]
-		acc134 += rec256.gNetBlock1LayerNorm1BetaPartial[7][j287]
-		gNetBlock1LayerNorm1Beta[j287] = acc134
+	for j281 := range 96 {
+		acc134 := gNetBlock1LayerNorm1Beta[j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[0][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[1][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[2][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[3][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[4][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[5][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[6][j281]
+		acc134 += rec250.gNetBlock1LayerNorm1BetaPartial[7][j281]
+		gNetBlock1LayerNorm1Beta[j281] = acc134
 	}
-	rec256.scratch = nil
-	ocannlCharLMBackwardPart255Records.Put(rec256)
+	rec250.scratch = nil
+	ocannlCharLMBackwardPart249Records.Put(rec250)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [16][64][96]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec257 := ocannlCharLMBackwardPart256Records.Get()
-	rec257.scratch = scratch
+	rec251 := ocannlCharLMBackwardPart250Records.Get()
+	rec251.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec258 := ocannlCharLMBackwardPart257Records.Get()
-	rec258.scratch = scratch
+	rec252 := ocannlCharLMBackwardPart251Records.Get()
+	rec252.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec257, rec258)
-	*rec257 = ocannlCharLMBackwardPart256{}
-	ocannlCharLMBackwardPart256Records.Put(rec257)
-	*rec258 = ocannlCharLMBackwardPart257{}
-	ocannlCharLMBackwardPart257Records.Put(rec258)
+	region.RunSeq(8, rec251, rec252)
+	*rec251 = ocannlCharLMBackwardPart250{}
+	ocannlCharLMBackwardPart250Records.Put(rec251)
+	*rec252 = ocannlCharLMBackwardPart251{}
+	ocannlCharLMBackwardPart251Records.Put(rec252)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_x_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14034,9 +13900,9 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// backprop of op 9 (_net.block#1.masked_attention#1/x.2 = pointwise "+" of net.block#1.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.block#1.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_var_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14050,33 +13916,45 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec259 := ocannlCharLMBackwardPart258Records.Get()
-	rec259.scratch = scratch
-	region.Run(rec259, 8)
+	rec253 := ocannlCharLMBackwardPart252Records.Get()
+	rec253.scratch = scratch
+	region.Run(rec253, 8)
 	// The 8 partial sums, added in part order.
-	for j291 := range 96 {
-		acc137 := gNetBlock1LayerNorm1Gamma[j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[0][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[1][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[2][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[3][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[4][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[5][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[6][j291]
-		acc137 += rec259.gNetBlock1LayerNorm1GammaPartial[7][j291]
-		gNetBlock1LayerNorm1Gamma[j291] = acc137
+	for j285 := range 96 {
+		acc137 := gNetBlock1LayerNorm1Gamma[j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[0][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[1][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[2][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[3][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[4][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[5][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[6][j285]
+		acc137 += rec253.gNetBlock1LayerNorm1GammaPartial[7][j285]
+		gNetBlock1LayerNorm1Gamma[j285] = acc137
 	}
-	rec259.scratch = nil
-	ocannlCharLMBackwardPart258Records.Put(rec259)
+	rec253.scratch = nil
+	ocannlCharLMBackwardPart252Records.Put(rec253)
+
+	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_1_layer_norm_1_centered_grad = [16][64][96]float32{}
+	}
+	// 8 parts of i1 on the pool.
+	rec254 := ocannlCharLMBackwardPart253Records.Get()
+	rec254.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec254.scratch = scratch
+	region.Run(rec254, 8)
+	*rec254 = ocannlCharLMBackwardPart253{}
+	ocannlCharLMBackwardPart253Records.Put(rec254)
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_var_2_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14088,71 +13966,46 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 		}
 	}
 
-	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_1_centered_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec260 := ocannlCharLMBackwardPart259Records.Get()
-	rec260.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec260.scratch = scratch
-
-	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_1_var_1_grad = [16][64][96]float32{}
-	}
-	// 8 parts of i1 on the pool.
-	rec261 := ocannlCharLMBackwardPart260Records.Get()
-	rec261.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec260, rec261)
-	*rec260 = ocannlCharLMBackwardPart259{}
-	ocannlCharLMBackwardPart259Records.Put(rec260)
-	*rec261 = ocannlCharLMBackwardPart260{}
-	ocannlCharLMBackwardPart260Records.Put(rec261)
-
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec262 := ocannlCharLMBackwardPart261Records.Get()
-	rec262.scratch = scratch
-	region.Run(rec262, 8)
-	*rec262 = ocannlCharLMBackwardPart261{}
-	ocannlCharLMBackwardPart261Records.Put(rec262)
+	rec255 := ocannlCharLMBackwardPart254Records.Get()
+	rec255.scratch = scratch
+	region.Run(rec255, 8)
+	*rec255 = ocannlCharLMBackwardPart254{}
+	ocannlCharLMBackwardPart254Records.Put(rec255)
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i1 on the pool.
-	rec263 := ocannlCharLMBackwardPart262Records.Get()
-	rec263.scratch = scratch
-	region.Run(rec263, 8)
-	*rec263 = ocannlCharLMBackwardPart262{}
-	ocannlCharLMBackwardPart262Records.Put(rec263)
+	rec256 := ocannlCharLMBackwardPart255Records.Get()
+	rec256.scratch = scratch
+	region.Run(rec256, 8)
+	*rec256 = ocannlCharLMBackwardPart255{}
+	ocannlCharLMBackwardPart255Records.Put(rec256)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i1 on the pool.
-	rec264 := ocannlCharLMBackwardPart263Records.Get()
-	rec264.scratch = scratch
+	rec257 := ocannlCharLMBackwardPart256Records.Get()
+	rec257.scratch = scratch
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec265 := ocannlCharLMBackwardPart264Records.Get()
-	rec265.scratch = scratch
+	rec258 := ocannlCharLMBackwardPart257Records.Get()
+	rec258.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec264, rec265)
-	*rec264 = ocannlCharLMBackwardPart263{}
-	ocannlCharLMBackwardPart263Records.Put(rec264)
-	*rec265 = ocannlCharLMBackwardPart264{}
-	ocannlCharLMBackwardPart264Records.Put(rec265)
+	region.RunSeq(8, rec257, rec258)
+	*rec257 = ocannlCharLMBackwardPart256{}
+	ocannlCharLMBackwardPart256Records.Put(rec257)
+	*rec258 = ocannlCharLMBackwardPart257{}
+	ocannlCharLMBackwardPart257Records.Put(rec258)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_mean_1_grad = [16][64][1]float32{}
 		for i0 := range 16 {
@@ -14166,20 +14019,20 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 2 (_net.block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i1 on the pool.
-	rec266 := ocannlCharLMBackwardPart265Records.Get()
-	rec266.scratch = scratch
-	region.Run(rec266, 8)
-	*rec266 = ocannlCharLMBackwardPart265{}
-	ocannlCharLMBackwardPart265Records.Put(rec266)
+	rec259 := ocannlCharLMBackwardPart258Records.Get()
+	rec259.scratch = scratch
+	region.Run(rec259, 8)
+	*rec259 = ocannlCharLMBackwardPart258{}
+	ocannlCharLMBackwardPart258Records.Put(rec259)
 
 	// backprop of op 1 (net/h0 = pointwise "+" of net.embedding#1/e, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec267 := ocannlCharLMBackwardPart266Records.Get()
-	rec267.gNetPos = gNetPos
-	rec267.scratch = scratch
-	region.Run(rec267, 8)
-	*rec267 = ocannlCharLMBackwardPart266{}
-	ocannlCharLMBackwardPart266Records.Put(rec267)
+	rec260 := ocannlCharLMBackwardPart259Records.Get()
+	rec260.gNetPos = gNetPos
+	rec260.scratch = scratch
+	region.Run(rec260, 8)
+	*rec260 = ocannlCharLMBackwardPart259{}
+	ocannlCharLMBackwardPart259Records.Put(rec260)
 
 	// backprop of op 0 (net.embedding#1/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of net.embedding#1.table, ids): g1 =+ g; g1 is net.embedding#1.table.grad
 	for i0 := range 16 {
@@ -14325,7 +14178,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_1_layer_norm_1_mean_1_grad         [16][64][1]float32
 	net_block_1_layer_norm_1_mean_grad           [16][64][1]float32
 	net_block_1_layer_norm_1_centered_grad       [16][64][96]float32
-	net_block_1_layer_norm_1_var_1_grad          [16][64][96]float32
 	net_block_1_layer_norm_1_var_2_grad          [16][64][1]float32
 	net_block_1_layer_norm_1_var_grad            [16][64][1]float32
 	net_block_1_masked_attention_1_x_1_grad      [16][64][96]float32
@@ -14346,7 +14198,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_1_layer_norm_2_mean_1_grad         [16][64][1]float32
 	net_block_1_layer_norm_2_mean_grad           [16][64][1]float32
 	net_block_1_layer_norm_2_centered_grad       [16][64][96]float32
-	net_block_1_layer_norm_2_var_1_grad          [16][64][96]float32
 	net_block_1_layer_norm_2_var_2_grad          [16][64][1]float32
 	net_block_1_layer_norm_2_var_grad            [16][64][1]float32
 	net_block_1_linear_2_x_1_grad                [16][64][96]float32
@@ -14359,7 +14210,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_2_layer_norm_1_mean_1_grad         [16][64][1]float32
 	net_block_2_layer_norm_1_mean_grad           [16][64][1]float32
 	net_block_2_layer_norm_1_centered_grad       [16][64][96]float32
-	net_block_2_layer_norm_1_var_1_grad          [16][64][96]float32
 	net_block_2_layer_norm_1_var_2_grad          [16][64][1]float32
 	net_block_2_layer_norm_1_var_grad            [16][64][1]float32
 	net_block_2_masked_attention_1_x_1_grad      [16][64][96]float32
@@ -14380,7 +14230,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_2_layer_norm_2_mean_1_grad         [16][64][1]float32
 	net_block_2_layer_norm_2_mean_grad           [16][64][1]float32
 	net_block_2_layer_norm_2_centered_grad       [16][64][96]float32
-	net_block_2_layer_norm_2_var_1_grad          [16][64][96]float32
 	net_block_2_layer_norm_2_var_2_grad          [16][64][1]float32
 	net_block_2_layer_norm_2_var_grad            [16][64][1]float32
 	net_block_2_linear_2_x_1_grad                [16][64][96]float32
@@ -14393,7 +14242,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_3_layer_norm_1_mean_1_grad         [16][64][1]float32
 	net_block_3_layer_norm_1_mean_grad           [16][64][1]float32
 	net_block_3_layer_norm_1_centered_grad       [16][64][96]float32
-	net_block_3_layer_norm_1_var_1_grad          [16][64][96]float32
 	net_block_3_layer_norm_1_var_2_grad          [16][64][1]float32
 	net_block_3_layer_norm_1_var_grad            [16][64][1]float32
 	net_block_3_masked_attention_1_x_1_grad      [16][64][96]float32
@@ -14414,7 +14262,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_block_3_layer_norm_2_mean_1_grad         [16][64][1]float32
 	net_block_3_layer_norm_2_mean_grad           [16][64][1]float32
 	net_block_3_layer_norm_2_centered_grad       [16][64][96]float32
-	net_block_3_layer_norm_2_var_1_grad          [16][64][96]float32
 	net_block_3_layer_norm_2_var_2_grad          [16][64][1]float32
 	net_block_3_layer_norm_2_var_grad            [16][64][1]float32
 	net_block_3_linear_2_x_1_grad                [16][64][96]float32
@@ -14427,7 +14274,6 @@ type ocannlCharLMBackwardScratch struct {
 	net_layer_norm_1_mean_1_grad                 [16][64][1]float32
 	net_layer_norm_1_mean_grad                   [16][64][1]float32
 	net_layer_norm_1_centered_grad               [16][64][96]float32
-	net_layer_norm_1_var_1_grad                  [16][64][96]float32
 	net_layer_norm_1_var_2_grad                  [16][64][1]float32
 	net_layer_norm_1_var_grad                    [16][64][1]float32
 	net_linear_1_x_1_grad                        [16][64][96]float32
@@ -14438,7 +14284,6 @@ type ocannlCharLMBackwardScratch struct {
 	train_cross_entropy_1_logp_2_grad            [16][64][1]float32
 	train_cross_entropy_1_logp_3_grad            [16][64][1]float32
 	train_cross_entropy_1_logp_grad              [16][64][128]float32
-	train_cross_entropy_1_picked_grad            [16][64]float32
 	train_1_grad                                 [1]float32
 	ordinals_1                                   [128]float32
 	train_cross_entropy_1_m_argmax_150           [16][64][1]float32
@@ -18066,23 +17911,23 @@ type ocannlCharLMBackwardPart96 struct {
 // Part runs part j97 of the nest (0 <= j97 < 8).
 func (r100 *ocannlCharLMBackwardPart96) Part(j97 int) {
 	scratch := r100.scratch
-	// float32 pointwise kernel over 16 rows of 128 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 128 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j97][0])
+			ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j97][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j97][0])
+			ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_2_grad[0][i1+8*j97][0], &scratch.train_cross_entropy_1_logp_1[0][i1+8*j97][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				v := scratch.train_cross_entropy_1_logp_2_grad[i0][i1+8*j97][0] + 0
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1+8*j97][0]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1+8*j97]
 				train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0][i1+8*j97]
 				for i2 := range 128 {
-					train_cross_entropy_1_logp_gradRow2[i2] += v * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow2[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -18185,11 +18030,11 @@ func (r107 *ocannlCharLMBackwardPart99) Part(j102 int) {
 	// float32 pointwise kernel over 16 rows of 128 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j102][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j102][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j102][0])
+			ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j102][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j102][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j102][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j102][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j102][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j102][0])
+			ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_grad[0][i1+8*j102][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j102][0], &scratch.train_cross_entropy_1_m_grad[0][i1+8*j102][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -18390,11 +18235,11 @@ func (r112 *ocannlCharLMBackwardPart104) Part(j109 int) {
 	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_linear_1_x_1_grad[i0][8*j109][0], &scratch.net_linear_1_x_grad[i0][8*j109][0], &scratch.net_linear_1_x_3[i0][8*j109][0])
+			ocannlMap24AVX512(&scratch.net_linear_1_x_1_grad[i0][8*j109][0], &scratch.net_linear_1_x_grad[i0][8*j109][0], &scratch.net_linear_1_x_3[i0][8*j109][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_linear_1_x_1_grad[i0][8*j109][0], &scratch.net_linear_1_x_grad[i0][8*j109][0], &scratch.net_linear_1_x_3[i0][8*j109][0])
+			ocannlMap24AVX2(&scratch.net_linear_1_x_1_grad[i0][8*j109][0], &scratch.net_linear_1_x_grad[i0][8*j109][0], &scratch.net_linear_1_x_3[i0][8*j109][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -18437,10 +18282,10 @@ func (r113 *ocannlCharLMBackwardPart105) Part(j110 int) {
 			for i1 := range 8 {
 				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+8*j110]
 				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+8*j110]
-				v2 := scratch.net_linear_1_x_3[i0][i1+8*j110][0] * scratch.net_linear_1_x_3[i0][i1+8*j110][0]
+				v := scratch.net_linear_1_x_3[i0][i1+8*j110][0] * scratch.net_linear_1_x_3[i0][i1+8*j110][0]
 				acc57 := scratch.net_linear_1_x_3_grad[i0][i1+8*j110][0]
 				for i2 := range 96 {
-					acc57 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v2))
+					acc57 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
 				}
 				scratch.net_linear_1_x_3_grad[i0][i1+8*j110][0] = acc57
 			}
@@ -18509,11 +18354,11 @@ func (r115 *ocannlCharLMBackwardPart107) Part(j113 int) {
 	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j113][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j113][0])
+			ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j113][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j113][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j113][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j113][0])
+			ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j113][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j113][0])
 		}
 	} else {
 		for i0 := range 16 {
@@ -18540,22 +18385,23 @@ type ocannlCharLMBackwardPart108 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r116 *ocannlCharLMBackwardPart108) Part(j114 int) {
 	scratch := r116.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_layer_norm_1_var_1_grad[i0][8*j114][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j114][0])
+		for i1 := range 8 {
+			ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j114][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j114][0], &scratch.net_layer_norm_1_centered[0][i1+8*j114][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_layer_norm_1_var_1_grad[i0][8*j114][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j114][0])
+		for i1 := range 8 {
+			ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j114][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j114][0], &scratch.net_layer_norm_1_centered[0][i1+8*j114][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0][i1+8*j114][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j114]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1+8*j114]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j114]
 				for i2 := range 96 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -18574,23 +18420,23 @@ type ocannlCharLMBackwardPart109 struct {
 // Part runs part j115 of the nest (0 <= j115 < 8).
 func (r117 *ocannlCharLMBackwardPart109) Part(j115 int) {
 	scratch := r117.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j115][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j115][0], &scratch.net_layer_norm_1_centered[i0][8*j115][0])
+		for i1 := range 8 {
+			ocannlMap30AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j115][0], &scratch.net_layer_norm_1_centered[0][i1+8*j115][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j115][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j115][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j115][0], &scratch.net_layer_norm_1_centered[i0][8*j115][0])
+		for i1 := range 8 {
+			ocannlMap30AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j115][0], &scratch.net_layer_norm_1_centered[0][i1+8*j115][0], &scratch.net_layer_norm_1_var_2_grad[0][i1+8*j115][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j115]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0][i1+8*j115]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j115]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1+8*j115]
+				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0][i1+8*j115][0]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j115]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -18609,24 +18455,25 @@ type ocannlCharLMBackwardPart110 struct {
 // Part runs part j116 of the nest (0 <= j116 < 8).
 func (r118 *ocannlCharLMBackwardPart110) Part(j116 int) {
 	scratch := r118.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j116][0], &scratch.net_layer_norm_1_centered[i0][8*j116][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j116][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j116][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j116][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j116][0], &scratch.net_layer_norm_1_centered[i0][8*j116][0], &scratch.net_layer_norm_1_var_1_grad[i0][8*j116][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j116][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j116][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0][i1+8*j116]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0][i1+8*j116]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j116]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j116]
+				acc60 := scratch.net_layer_norm_1_mean_grad[i0][i1+8*j116][0]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					acc60 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0][i1+8*j116][0] = acc60
 			}
 		}
 	}
@@ -18644,25 +18491,23 @@ type ocannlCharLMBackwardPart111 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r119 *ocannlCharLMBackwardPart111) Part(j117 int) {
 	scratch := r119.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j117][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j117][0])
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j117][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j117][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j117][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j117][0])
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j117][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j117][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j117]
-				acc60 := scratch.net_layer_norm_1_mean_grad[i0][i1+8*j117][0]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1+8*j117][0]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j117]
 				for i2 := range 96 {
-					acc60 -= net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
 				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+8*j117][0] = acc60
 			}
 		}
 	}
@@ -18674,28 +18519,30 @@ var ocannlCharLMBackwardPart111Records rt.Records[ocannlCharLMBackwardPart111]
 // ocannlCharLMBackwardPart112 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart112 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock3Dropout2Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j118 of the nest (0 <= j118 < 8).
 func (r120 *ocannlCharLMBackwardPart112) Part(j118 int) {
-	scratch := r120.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
+	nNetBlock3Dropout2Mask, scratch := r120.nNetBlock3Dropout2Mask, r120.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j118][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j118][0])
+		for i0 := range 16 {
+			ocannlMap32AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j118][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j118][0], &nNetBlock3Dropout2Mask[6144*i0+768*j118])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j118][0], &scratch.net_layer_norm_1_mean_1_grad[0][i1+8*j118][0])
+		for i0 := range 16 {
+			ocannlMap32AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j118][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j118][0], &nNetBlock3Dropout2Mask[6144*i0+768*j118])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0][i1+8*j118][0]
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j118]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j118]
+				nNetBlock3Dropout2MaskRow2 := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j118 : 6144*i0+96*i1+768*j118+96])
+				net_block_3_dropout_2_x_gradRow := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j118]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow5[i2] += net_layer_norm_1_mean_1_gradV
+					net_block_3_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow6[i2] * nNetBlock3Dropout2MaskRow2[i2]
 				}
 			}
 		}
@@ -18706,66 +18553,30 @@ func (r120 *ocannlCharLMBackwardPart112) Part(j118 int) {
 var ocannlCharLMBackwardPart112Records rt.Records[ocannlCharLMBackwardPart112]
 
 // ocannlCharLMBackwardPart113 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart113 struct {
-	nNetBlock3Dropout2Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r121 *ocannlCharLMBackwardPart113) Part(j119 int) {
-	nNetBlock3Dropout2Mask, scratch := r121.nNetBlock3Dropout2Mask, r121.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j119][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j119][0], &nNetBlock3Dropout2Mask[6144*i0+768*j119])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j119][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j119][0], &nNetBlock3Dropout2Mask[6144*i0+768*j119])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j119]
-				nNetBlock3Dropout2MaskRow2 := (*[96]float32)(nNetBlock3Dropout2Mask[6144*i0+96*i1+768*j119 : 6144*i0+96*i1+768*j119+96])
-				net_block_3_dropout_2_x_gradRow := &scratch.net_block_3_dropout_2_x_grad[i0][i1+8*j119]
-				for i2 := range 96 {
-					net_block_3_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow6[i2] * nNetBlock3Dropout2MaskRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart113Records holds the free ocannlCharLMBackwardPart113 records.
-var ocannlCharLMBackwardPart113Records rt.Records[ocannlCharLMBackwardPart113]
-
-// ocannlCharLMBackwardPart114 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart114 struct {
+type ocannlCharLMBackwardPart113 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 	gNetBlock3Linear1BPartial [8][96]float32
 }
 
-// Part runs part j120 of the nest (0 <= j120 < 8).
-func (r122 *ocannlCharLMBackwardPart114) Part(j120 int) {
-	scratch, gNetBlock3Linear1BPartial := r122.scratch, &r122.gNetBlock3Linear1BPartial
-	gNetBlock3Linear1BPartial[j120] = [96]float32{}
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r121 *ocannlCharLMBackwardPart113) Part(j119 int) {
+	scratch, gNetBlock3Linear1BPartial := r121.scratch, &r121.gNetBlock3Linear1BPartial
+	gNetBlock3Linear1BPartial[j119] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock3Linear1BPartial[j120][0], &scratch.net_block_3_dropout_2_x_grad[2*j120][0][0])
+		ocannlReduce10AVX512(&gNetBlock3Linear1BPartial[j119][0], &scratch.net_block_3_dropout_2_x_grad[2*j119][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3Linear1BPartial[j120][0], &scratch.net_block_3_dropout_2_x_grad[2*j120][0][0])
+		ocannlReduce10AVX2(&gNetBlock3Linear1BPartial[j119][0], &scratch.net_block_3_dropout_2_x_grad[2*j119][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j120]
+		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j119]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_dropout_2_x_gradRow2 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j120][i1]
-				net_block_3_dropout_2_x_gradRow3 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j120][i1+1]
-				net_block_3_dropout_2_x_gradRow4 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j120][i1+2]
-				net_block_3_dropout_2_x_gradRow5 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j120][i1+3]
+				net_block_3_dropout_2_x_gradRow2 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j119][i1]
+				net_block_3_dropout_2_x_gradRow3 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j119][i1+1]
+				net_block_3_dropout_2_x_gradRow4 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j119][i1+2]
+				net_block_3_dropout_2_x_gradRow5 := &scratch.net_block_3_dropout_2_x_grad[i0+2*j119][i1+3]
 				for i2 := range 96 {
 					acc61 := gNetBlock3Linear1BPartialRow[i2]
 					acc61 += net_block_3_dropout_2_x_gradRow2[i2]
@@ -18779,33 +18590,33 @@ func (r122 *ocannlCharLMBackwardPart114) Part(j120 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart114Records holds the free ocannlCharLMBackwardPart114 records.
-var ocannlCharLMBackwardPart114Records rt.Records[ocannlCharLMBackwardPart114]
+// ocannlCharLMBackwardPart113Records holds the free ocannlCharLMBackwardPart113 records.
+var ocannlCharLMBackwardPart113Records rt.Records[ocannlCharLMBackwardPart113]
 
-// ocannlCharLMBackwardPart115 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// ocannlCharLMBackwardPart114 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
 // for each 64 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart115 struct {
+type ocannlCharLMBackwardPart114 struct {
 	gNetBlock3Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 6).
-func (r123 *ocannlCharLMBackwardPart115) Part(j122 int) {
-	gNetBlock3Linear1W, scratch := r123.gNetBlock3Linear1W, r123.scratch
+// Part runs part j121 of the nest (0 <= j121 < 6).
+func (r122 *ocannlCharLMBackwardPart114) Part(j121 int) {
+	gNetBlock3Linear1W, scratch := r122.gNetBlock3Linear1W, r122.scratch
 	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j122], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j122])
+		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j121], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j121])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j122], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j122])
+		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j121], &scratch.net_block_3_dropout_2_x_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j121])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_1_xRow3 := &scratch.net_block_3_linear_1_x[i0][i1]
 				for i2 := range 96 {
 					net_block_3_dropout_2_x_gradV := scratch.net_block_3_dropout_2_x_grad[i0][i1][i2]
-					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j122 : 384*i2+64*j122+64])
+					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j121 : 384*i2+64*j121+64])
 					for i3 := range 64 {
-						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_gradV * net_block_3_linear_1_xRow3[i3+64*j122]
+						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_gradV * net_block_3_linear_1_xRow3[i3+64*j121]
 					}
 				}
 			}
@@ -18813,38 +18624,38 @@ func (r123 *ocannlCharLMBackwardPart115) Part(j122 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart115Records holds the free ocannlCharLMBackwardPart115 records.
-var ocannlCharLMBackwardPart115Records rt.Records[ocannlCharLMBackwardPart115]
+// ocannlCharLMBackwardPart114Records holds the free ocannlCharLMBackwardPart114 records.
+var ocannlCharLMBackwardPart114Records rt.Records[ocannlCharLMBackwardPart114]
 
-// ocannlCharLMBackwardPart116 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart115 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart116 struct {
+type ocannlCharLMBackwardPart115 struct {
 	pNetBlock3Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r124 *ocannlCharLMBackwardPart116) Part(j123 int) {
-	pNetBlock3Linear1W, scratch := r124.pNetBlock3Linear1W, r124.scratch
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r123 *ocannlCharLMBackwardPart115) Part(j122 int) {
+	pNetBlock3Linear1W, scratch := r123.pNetBlock3Linear1W, r123.scratch
 	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j123][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j123][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j122][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j122][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j123][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j123][0][0], &pNetBlock3Linear1W[0])
+		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j122][0][0], &scratch.net_block_3_dropout_2_x_grad[2*j122][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j123][i1]
+				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j122][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock3Linear1WRow2 := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
-					net_block_3_dropout_2_x_gradV2 := scratch.net_block_3_dropout_2_x_grad[i0+2*j123][i1][i2]
+					net_block_3_dropout_2_x_gradV2 := scratch.net_block_3_dropout_2_x_grad[i0+2*j122][i1][i2]
 					pNetBlock3Linear1WRow3 := (*[384]float32)(pNetBlock3Linear1W[384*i2+384 : 384*i2+768])
-					net_block_3_dropout_2_x_gradV3 := scratch.net_block_3_dropout_2_x_grad[i0+2*j123][i1][i2+1]
+					net_block_3_dropout_2_x_gradV3 := scratch.net_block_3_dropout_2_x_grad[i0+2*j122][i1][i2+1]
 					pNetBlock3Linear1WRow4 := (*[384]float32)(pNetBlock3Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_3_dropout_2_x_gradV4 := scratch.net_block_3_dropout_2_x_grad[i0+2*j123][i1][i2+2]
+					net_block_3_dropout_2_x_gradV4 := scratch.net_block_3_dropout_2_x_grad[i0+2*j122][i1][i2+2]
 					pNetBlock3Linear1WRow5 := (*[384]float32)(pNetBlock3Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_3_dropout_2_x_gradV5 := scratch.net_block_3_dropout_2_x_grad[i0+2*j123][i1][i2+3]
+					net_block_3_dropout_2_x_gradV5 := scratch.net_block_3_dropout_2_x_grad[i0+2*j122][i1][i2+3]
 					for i3 := range 384 {
 						acc63 := net_block_3_linear_1_x_gradRow[i3]
 						acc63 += pNetBlock3Linear1WRow2[i3] * net_block_3_dropout_2_x_gradV2
@@ -18859,29 +18670,29 @@ func (r124 *ocannlCharLMBackwardPart116) Part(j123 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart116Records holds the free ocannlCharLMBackwardPart116 records.
-var ocannlCharLMBackwardPart116Records rt.Records[ocannlCharLMBackwardPart116]
+// ocannlCharLMBackwardPart115Records holds the free ocannlCharLMBackwardPart115 records.
+var ocannlCharLMBackwardPart115Records rt.Records[ocannlCharLMBackwardPart115]
 
-// ocannlCharLMBackwardPart117 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart116 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart117 struct {
+type ocannlCharLMBackwardPart116 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r125 *ocannlCharLMBackwardPart117) Part(j124 int) {
-	scratch := r125.scratch
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r124 *ocannlCharLMBackwardPart116) Part(j123 int) {
+	scratch := r124.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j124][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j124][0], &scratch.net_block_3_linear_1_x_2[i0][8*j124][0])
+			ocannlMap33AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j123][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j123][0], &scratch.net_block_3_linear_1_x_2[i0][8*j123][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_1_x_gradRow2 := &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j124]
-				net_block_3_linear_1_x_2Row3 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j124]
-				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j124]
+				net_block_3_linear_1_x_gradRow2 := &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j123]
+				net_block_3_linear_1_x_2Row3 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j123]
+				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j123]
 				for i2 := range 384 {
 					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_3_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_3_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_3_linear_1_x_2Row3[i2]*net_block_3_linear_1_x_2Row3[i2])))))))
 				}
@@ -18890,34 +18701,34 @@ func (r125 *ocannlCharLMBackwardPart117) Part(j124 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart117Records holds the free ocannlCharLMBackwardPart117 records.
-var ocannlCharLMBackwardPart117Records rt.Records[ocannlCharLMBackwardPart117]
+// ocannlCharLMBackwardPart116Records holds the free ocannlCharLMBackwardPart116 records.
+var ocannlCharLMBackwardPart116Records rt.Records[ocannlCharLMBackwardPart116]
 
-// ocannlCharLMBackwardPart118 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart117 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart118 struct {
+type ocannlCharLMBackwardPart117 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 	gNetBlock3Linear2BPartial [8][384]float32
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r126 *ocannlCharLMBackwardPart118) Part(j125 int) {
-	scratch, gNetBlock3Linear2BPartial := r126.scratch, &r126.gNetBlock3Linear2BPartial
-	gNetBlock3Linear2BPartial[j125] = [384]float32{}
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r125 *ocannlCharLMBackwardPart117) Part(j124 int) {
+	scratch, gNetBlock3Linear2BPartial := r125.scratch, &r125.gNetBlock3Linear2BPartial
+	gNetBlock3Linear2BPartial[j124] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock3Linear2BPartial[j125][0], &scratch.net_block_3_linear_1_x_2_grad[2*j125][0][0])
+		ocannlReduce14AVX512(&gNetBlock3Linear2BPartial[j124][0], &scratch.net_block_3_linear_1_x_2_grad[2*j124][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock3Linear2BPartial[j125][0], &scratch.net_block_3_linear_1_x_2_grad[2*j125][0][0])
+		ocannlReduce14AVX2(&gNetBlock3Linear2BPartial[j124][0], &scratch.net_block_3_linear_1_x_2_grad[2*j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j125]
+		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j124]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_1_x_2_gradRow2 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j125][i1]
-				net_block_3_linear_1_x_2_gradRow3 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j125][i1+1]
-				net_block_3_linear_1_x_2_gradRow4 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j125][i1+2]
-				net_block_3_linear_1_x_2_gradRow5 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j125][i1+3]
+				net_block_3_linear_1_x_2_gradRow2 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j124][i1]
+				net_block_3_linear_1_x_2_gradRow3 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j124][i1+1]
+				net_block_3_linear_1_x_2_gradRow4 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j124][i1+2]
+				net_block_3_linear_1_x_2_gradRow5 := &scratch.net_block_3_linear_1_x_2_grad[i0+2*j124][i1+3]
 				for i2 := range 384 {
 					acc64 := gNetBlock3Linear2BPartialRow[i2]
 					acc64 += net_block_3_linear_1_x_2_gradRow2[i2]
@@ -18931,31 +18742,31 @@ func (r126 *ocannlCharLMBackwardPart118) Part(j125 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart118Records holds the free ocannlCharLMBackwardPart118 records.
-var ocannlCharLMBackwardPart118Records rt.Records[ocannlCharLMBackwardPart118]
+// ocannlCharLMBackwardPart117Records holds the free ocannlCharLMBackwardPart117 records.
+var ocannlCharLMBackwardPart117Records rt.Records[ocannlCharLMBackwardPart117]
 
-// ocannlCharLMBackwardPart119 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart118 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 48 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart119 struct {
+type ocannlCharLMBackwardPart118 struct {
 	gNetBlock3Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r127 *ocannlCharLMBackwardPart119) Part(j127 int) {
-	gNetBlock3Linear2W, scratch := r127.gNetBlock3Linear2W, r127.scratch
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r126 *ocannlCharLMBackwardPart118) Part(j126 int) {
+	gNetBlock3Linear2W, scratch := r126.gNetBlock3Linear2W, r126.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j127], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j127], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j126], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j126], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j127], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j127], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j126], &scratch.net_block_3_linear_1_x_2_grad[0][0][48*j126], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_2_xRow3 := &scratch.net_block_3_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					net_block_3_linear_1_x_2_gradV := scratch.net_block_3_linear_1_x_2_grad[i0][i1][i2+48*j127]
-					gNetBlock3Linear2WRow := (*[96]float32)(gNetBlock3Linear2W[96*i2+4608*j127 : 96*i2+4608*j127+96])
+					net_block_3_linear_1_x_2_gradV := scratch.net_block_3_linear_1_x_2_grad[i0][i1][i2+48*j126]
+					gNetBlock3Linear2WRow := (*[96]float32)(gNetBlock3Linear2W[96*i2+4608*j126 : 96*i2+4608*j126+96])
 					for i3 := range 96 {
 						gNetBlock3Linear2WRow[i3] += net_block_3_linear_1_x_2_gradV * net_block_3_linear_2_xRow3[i3]
 					}
@@ -18965,38 +18776,38 @@ func (r127 *ocannlCharLMBackwardPart119) Part(j127 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart119Records holds the free ocannlCharLMBackwardPart119 records.
-var ocannlCharLMBackwardPart119Records rt.Records[ocannlCharLMBackwardPart119]
+// ocannlCharLMBackwardPart118Records holds the free ocannlCharLMBackwardPart118 records.
+var ocannlCharLMBackwardPart118Records rt.Records[ocannlCharLMBackwardPart118]
 
-// ocannlCharLMBackwardPart120 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart119 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart120 struct {
+type ocannlCharLMBackwardPart119 struct {
 	pNetBlock3Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r128 *ocannlCharLMBackwardPart120) Part(j128 int) {
-	pNetBlock3Linear2W, scratch := r128.pNetBlock3Linear2W, r128.scratch
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r127 *ocannlCharLMBackwardPart119) Part(j127 int) {
+	pNetBlock3Linear2W, scratch := r127.pNetBlock3Linear2W, r127.scratch
 	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j128][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j128][0][0], &pNetBlock3Linear2W[0])
+		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j127][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j127][0][0], &pNetBlock3Linear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j128][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j128][0][0], &pNetBlock3Linear2W[0])
+		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j127][0][0], &scratch.net_block_3_linear_1_x_2_grad[2*j127][0][0], &pNetBlock3Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j128][i1]
+				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j127][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock3Linear2WRow2 := (*[96]float32)(pNetBlock3Linear2W[96*i2 : 96*i2+96])
-					net_block_3_linear_1_x_2_gradV2 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j128][i1][i2]
+					net_block_3_linear_1_x_2_gradV2 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j127][i1][i2]
 					pNetBlock3Linear2WRow3 := (*[96]float32)(pNetBlock3Linear2W[96*i2+96 : 96*i2+192])
-					net_block_3_linear_1_x_2_gradV3 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j128][i1][i2+1]
+					net_block_3_linear_1_x_2_gradV3 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j127][i1][i2+1]
 					pNetBlock3Linear2WRow4 := (*[96]float32)(pNetBlock3Linear2W[96*i2+192 : 96*i2+288])
-					net_block_3_linear_1_x_2_gradV4 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j128][i1][i2+2]
+					net_block_3_linear_1_x_2_gradV4 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j127][i1][i2+2]
 					pNetBlock3Linear2WRow5 := (*[96]float32)(pNetBlock3Linear2W[96*i2+288 : 96*i2+384])
-					net_block_3_linear_1_x_2_gradV5 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j128][i1][i2+3]
+					net_block_3_linear_1_x_2_gradV5 := scratch.net_block_3_linear_1_x_2_grad[i0+2*j127][i1][i2+3]
 					for i3 := range 96 {
 						acc66 := net_block_3_linear_2_x_gradRow[i3]
 						acc66 += pNetBlock3Linear2WRow2[i3] * net_block_3_linear_1_x_2_gradV2
@@ -19011,34 +18822,34 @@ func (r128 *ocannlCharLMBackwardPart120) Part(j128 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart120Records holds the free ocannlCharLMBackwardPart120 records.
-var ocannlCharLMBackwardPart120Records rt.Records[ocannlCharLMBackwardPart120]
+// ocannlCharLMBackwardPart119Records holds the free ocannlCharLMBackwardPart119 records.
+var ocannlCharLMBackwardPart119Records rt.Records[ocannlCharLMBackwardPart119]
 
-// ocannlCharLMBackwardPart121 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart120 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart121 struct {
+type ocannlCharLMBackwardPart120 struct {
 	scratch                         *ocannlCharLMBackwardScratch
 	gNetBlock3LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r129 *ocannlCharLMBackwardPart121) Part(j129 int) {
-	scratch, gNetBlock3LayerNorm2BetaPartial := r129.scratch, &r129.gNetBlock3LayerNorm2BetaPartial
-	gNetBlock3LayerNorm2BetaPartial[j129] = [96]float32{}
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r128 *ocannlCharLMBackwardPart120) Part(j128 int) {
+	scratch, gNetBlock3LayerNorm2BetaPartial := r128.scratch, &r128.gNetBlock3LayerNorm2BetaPartial
+	gNetBlock3LayerNorm2BetaPartial[j128] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock3LayerNorm2BetaPartial[j129][0], &scratch.net_block_3_linear_2_x_grad[2*j129][0][0])
+		ocannlReduce10AVX512(&gNetBlock3LayerNorm2BetaPartial[j128][0], &scratch.net_block_3_linear_2_x_grad[2*j128][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm2BetaPartial[j129][0], &scratch.net_block_3_linear_2_x_grad[2*j129][0][0])
+		ocannlReduce10AVX2(&gNetBlock3LayerNorm2BetaPartial[j128][0], &scratch.net_block_3_linear_2_x_grad[2*j128][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j129]
+		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j128]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_2_x_gradRow2 := &scratch.net_block_3_linear_2_x_grad[i0+2*j129][i1]
-				net_block_3_linear_2_x_gradRow3 := &scratch.net_block_3_linear_2_x_grad[i0+2*j129][i1+1]
-				net_block_3_linear_2_x_gradRow4 := &scratch.net_block_3_linear_2_x_grad[i0+2*j129][i1+2]
-				net_block_3_linear_2_x_gradRow5 := &scratch.net_block_3_linear_2_x_grad[i0+2*j129][i1+3]
+				net_block_3_linear_2_x_gradRow2 := &scratch.net_block_3_linear_2_x_grad[i0+2*j128][i1]
+				net_block_3_linear_2_x_gradRow3 := &scratch.net_block_3_linear_2_x_grad[i0+2*j128][i1+1]
+				net_block_3_linear_2_x_gradRow4 := &scratch.net_block_3_linear_2_x_grad[i0+2*j128][i1+2]
+				net_block_3_linear_2_x_gradRow5 := &scratch.net_block_3_linear_2_x_grad[i0+2*j128][i1+3]
 				for i2 := range 96 {
 					acc67 := gNetBlock3LayerNorm2BetaPartialRow[i2]
 					acc67 += net_block_3_linear_2_x_gradRow2[i2]
@@ -19046,6 +18857,41 @@ func (r129 *ocannlCharLMBackwardPart121) Part(j129 int) {
 					acc67 += net_block_3_linear_2_x_gradRow4[i2]
 					acc67 += net_block_3_linear_2_x_gradRow5[i2]
 					gNetBlock3LayerNorm2BetaPartialRow[i2] = acc67
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart120Records holds the free ocannlCharLMBackwardPart120 records.
+var ocannlCharLMBackwardPart120Records rt.Records[ocannlCharLMBackwardPart120]
+
+// ocannlCharLMBackwardPart121 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart121 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r129 *ocannlCharLMBackwardPart121) Part(j130 int) {
+	scratch := r129.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap24AVX512(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j130][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j130][0], &scratch.net_block_3_linear_2_x_3[i0][8*j130][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap24AVX2(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j130][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j130][0], &scratch.net_block_3_linear_2_x_3[i0][8*j130][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_linear_2_x_gradRow6 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j130]
+				net_block_3_linear_2_x_3V2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j130][0]
+				net_block_3_linear_2_x_1_gradRow := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j130]
+				for i2 := range 96 {
+					net_block_3_linear_2_x_1_gradRow[i2] += net_block_3_linear_2_x_gradRow6[i2] / net_block_3_linear_2_x_3V2
 				}
 			}
 		}
@@ -19064,24 +18910,27 @@ type ocannlCharLMBackwardPart122 struct {
 // Part runs part j131 of the nest (0 <= j131 < 8).
 func (r130 *ocannlCharLMBackwardPart122) Part(j131 int) {
 	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j131][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j131][0], &scratch.net_block_3_linear_2_x_3[i0][8*j131][0])
+		for i1 := range 8 {
+			ocannlReduce11AVX512(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j131][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j131][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j131][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j131][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j131][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j131][0], &scratch.net_block_3_linear_2_x_3[i0][8*j131][0])
+		for i1 := range 8 {
+			ocannlReduce11AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j131][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j131][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j131][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j131][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_2_x_gradRow6 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j131]
-				net_block_3_linear_2_x_3V2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j131][0]
-				net_block_3_linear_2_x_1_gradRow := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j131]
+				net_block_3_linear_2_x_gradRow7 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j131]
+				net_block_3_linear_2_x_1Row3 := &scratch.net_block_3_linear_2_x_1[i0][i1+8*j131]
+				v2 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j131][0] * scratch.net_block_3_linear_2_x_3[i0][i1+8*j131][0]
+				acc69 := scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j131][0]
 				for i2 := range 96 {
-					net_block_3_linear_2_x_1_gradRow[i2] += net_block_3_linear_2_x_gradRow6[i2] / net_block_3_linear_2_x_3V2
+					acc69 += net_block_3_linear_2_x_gradRow7[i2] * (-(net_block_3_linear_2_x_1Row3[i2] / v2))
 				}
+				scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j131][0] = acc69
 			}
 		}
 	}
@@ -19091,72 +18940,34 @@ func (r130 *ocannlCharLMBackwardPart122) Part(j131 int) {
 var ocannlCharLMBackwardPart122Records rt.Records[ocannlCharLMBackwardPart122]
 
 // ocannlCharLMBackwardPart123 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart123 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r131 *ocannlCharLMBackwardPart123) Part(j132 int) {
-	scratch := r131.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j132][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j132][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j132][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j132][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j132][0], &scratch.net_block_3_linear_2_x_grad[0][i1+8*j132][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j132][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j132][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_gradRow7 := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j132]
-				net_block_3_linear_2_x_1Row3 := &scratch.net_block_3_linear_2_x_1[i0][i1+8*j132]
-				v3 := scratch.net_block_3_linear_2_x_3[i0][i1+8*j132][0] * scratch.net_block_3_linear_2_x_3[i0][i1+8*j132][0]
-				acc69 := scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j132][0]
-				for i2 := range 96 {
-					acc69 += net_block_3_linear_2_x_gradRow7[i2] * (-(net_block_3_linear_2_x_1Row3[i2] / v3))
-				}
-				scratch.net_block_3_linear_2_x_3_grad[i0][i1+8*j132][0] = acc69
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart123Records holds the free ocannlCharLMBackwardPart123 records.
-var ocannlCharLMBackwardPart123Records rt.Records[ocannlCharLMBackwardPart123]
-
-// ocannlCharLMBackwardPart124 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart124 struct {
+type ocannlCharLMBackwardPart123 struct {
 	scratch                          *ocannlCharLMBackwardScratch
 	gNetBlock3LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r132 *ocannlCharLMBackwardPart124) Part(j133 int) {
-	scratch, gNetBlock3LayerNorm2GammaPartial := r132.scratch, &r132.gNetBlock3LayerNorm2GammaPartial
-	gNetBlock3LayerNorm2GammaPartial[j133] = [96]float32{}
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r131 *ocannlCharLMBackwardPart123) Part(j132 int) {
+	scratch, gNetBlock3LayerNorm2GammaPartial := r131.scratch, &r131.gNetBlock3LayerNorm2GammaPartial
+	gNetBlock3LayerNorm2GammaPartial[j132] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock3LayerNorm2GammaPartial[j133][0], &scratch.net_block_3_linear_2_x_1_grad[2*j133][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j133][0][0])
+		ocannlReduce12AVX512(&gNetBlock3LayerNorm2GammaPartial[j132][0], &scratch.net_block_3_linear_2_x_1_grad[2*j132][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j132][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock3LayerNorm2GammaPartial[j133][0], &scratch.net_block_3_linear_2_x_1_grad[2*j133][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j133][0][0])
+		ocannlReduce12AVX2(&gNetBlock3LayerNorm2GammaPartial[j132][0], &scratch.net_block_3_linear_2_x_1_grad[2*j132][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j132][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j133]
+		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j132]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_linear_2_x_1_gradRow2 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j133][i1]
-				net_block_3_layer_norm_2_centeredRow4 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j133][i1]
-				net_block_3_linear_2_x_1_gradRow3 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j133][i1+1]
-				net_block_3_layer_norm_2_centeredRow5 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j133][i1+1]
-				net_block_3_linear_2_x_1_gradRow4 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j133][i1+2]
-				net_block_3_layer_norm_2_centeredRow6 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j133][i1+2]
-				net_block_3_linear_2_x_1_gradRow5 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j133][i1+3]
-				net_block_3_layer_norm_2_centeredRow7 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j133][i1+3]
+				net_block_3_linear_2_x_1_gradRow2 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j132][i1]
+				net_block_3_layer_norm_2_centeredRow4 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j132][i1]
+				net_block_3_linear_2_x_1_gradRow3 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j132][i1+1]
+				net_block_3_layer_norm_2_centeredRow5 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j132][i1+1]
+				net_block_3_linear_2_x_1_gradRow4 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j132][i1+2]
+				net_block_3_layer_norm_2_centeredRow6 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j132][i1+2]
+				net_block_3_linear_2_x_1_gradRow5 := &scratch.net_block_3_linear_2_x_1_grad[i0+2*j132][i1+3]
+				net_block_3_layer_norm_2_centeredRow7 := &scratch.net_block_3_layer_norm_2_centered[i0+2*j132][i1+3]
 				for i2 := range 96 {
 					acc70 := gNetBlock3LayerNorm2GammaPartialRow[i2]
 					acc70 += net_block_3_linear_2_x_1_gradRow2[i2] * net_block_3_layer_norm_2_centeredRow4[i2]
@@ -19170,35 +18981,70 @@ func (r132 *ocannlCharLMBackwardPart124) Part(j133 int) {
 	}
 }
 
+// ocannlCharLMBackwardPart123Records holds the free ocannlCharLMBackwardPart123 records.
+var ocannlCharLMBackwardPart123Records rt.Records[ocannlCharLMBackwardPart123]
+
+// ocannlCharLMBackwardPart124 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart124 struct {
+	pNetBlock3LayerNorm2Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r132 *ocannlCharLMBackwardPart124) Part(j134 int) {
+	pNetBlock3LayerNorm2Gamma, scratch := r132.pNetBlock3LayerNorm2Gamma, r132.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j134][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j134][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j134][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j134][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_linear_2_x_1_gradRow6 := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j134]
+				net_block_3_layer_norm_2_centered_gradRow := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j134]
+				for i2 := range 96 {
+					net_block_3_layer_norm_2_centered_gradRow[i2] += pNetBlock3LayerNorm2Gamma[i2] * net_block_3_linear_2_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlCharLMBackwardPart124Records holds the free ocannlCharLMBackwardPart124 records.
 var ocannlCharLMBackwardPart124Records rt.Records[ocannlCharLMBackwardPart124]
 
 // ocannlCharLMBackwardPart125 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart125 struct {
-	pNetBlock3LayerNorm2Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j135 of the nest (0 <= j135 < 8).
 func (r133 *ocannlCharLMBackwardPart125) Part(j135 int) {
-	pNetBlock3LayerNorm2Gamma, scratch := r133.pNetBlock3LayerNorm2Gamma, r133.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r133.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j135][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j135][0])
+		for i1 := range 8 {
+			ocannlMap29AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j135][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j135][0], &scratch.net_block_3_layer_norm_2_centered[0][i1+8*j135][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j135][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j135][0])
+		for i1 := range 8 {
+			ocannlMap29AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j135][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j135][0], &scratch.net_block_3_layer_norm_2_centered[0][i1+8*j135][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_linear_2_x_1_gradRow6 := &scratch.net_block_3_linear_2_x_1_grad[i0][i1+8*j135]
-				net_block_3_layer_norm_2_centered_gradRow := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j135]
+				net_block_3_layer_norm_2_var_2_gradV := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j135][0]
+				net_block_3_layer_norm_2_centeredRow8 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j135]
+				net_block_3_layer_norm_2_centered_gradRow2 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j135]
 				for i2 := range 96 {
-					net_block_3_layer_norm_2_centered_gradRow[i2] += pNetBlock3LayerNorm2Gamma[i2] * net_block_3_linear_2_x_1_gradRow6[i2]
+					net_block_3_layer_norm_2_centered_gradRow2[i2] += net_block_3_layer_norm_2_var_2_gradV * net_block_3_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -19217,22 +19063,23 @@ type ocannlCharLMBackwardPart126 struct {
 // Part runs part j136 of the nest (0 <= j136 < 8).
 func (r134 *ocannlCharLMBackwardPart126) Part(j136 int) {
 	scratch := r134.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j136][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j136][0])
+		for i1 := range 8 {
+			ocannlMap30AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j136][0], &scratch.net_block_3_layer_norm_2_centered[0][i1+8*j136][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j136][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j136][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j136][0])
+		for i1 := range 8 {
+			ocannlMap30AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j136][0], &scratch.net_block_3_layer_norm_2_centered[0][i1+8*j136][0], &scratch.net_block_3_layer_norm_2_var_2_grad[0][i1+8*j136][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_var_2_gradV := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j136][0]
-				net_block_3_layer_norm_2_var_1_gradRow := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j136]
+				net_block_3_layer_norm_2_centeredRow9 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j136]
+				net_block_3_layer_norm_2_var_2_gradV2 := scratch.net_block_3_layer_norm_2_var_2_grad[i0][i1+8*j136][0]
+				net_block_3_layer_norm_2_centered_gradRow3 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j136]
 				for i2 := range 96 {
-					net_block_3_layer_norm_2_var_1_gradRow[i2] += net_block_3_layer_norm_2_var_2_gradV
+					net_block_3_layer_norm_2_centered_gradRow3[i2] += net_block_3_layer_norm_2_centeredRow9[i2] * net_block_3_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -19251,23 +19098,22 @@ type ocannlCharLMBackwardPart127 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlCharLMBackwardPart127) Part(j137 int) {
 	scratch := r135.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j137][0])
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j137][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j137][0])
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j137][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j137][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_var_1_gradRow2 := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j137]
-				net_block_3_layer_norm_2_centeredRow8 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j137]
-				net_block_3_layer_norm_2_centered_gradRow2 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j137]
+				net_block_3_layer_norm_2_centered_gradRow4 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j137]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j137]
 				for i2 := range 96 {
-					net_block_3_layer_norm_2_centered_gradRow2[i2] += net_block_3_layer_norm_2_var_1_gradRow2[i2] * net_block_3_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow7[i2] += net_block_3_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -19286,24 +19132,25 @@ type ocannlCharLMBackwardPart128 struct {
 // Part runs part j138 of the nest (0 <= j138 < 8).
 func (r136 *ocannlCharLMBackwardPart128) Part(j138 int) {
 	scratch := r136.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j138][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j138][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j138][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j138][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j138][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j138][0], &scratch.net_block_3_layer_norm_2_centered[i0][8*j138][0], &scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j138][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j138][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j138][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_centeredRow9 := &scratch.net_block_3_layer_norm_2_centered[i0][i1+8*j138]
-				net_block_3_layer_norm_2_var_1_gradRow3 := &scratch.net_block_3_layer_norm_2_var_1_grad[i0][i1+8*j138]
-				net_block_3_layer_norm_2_centered_gradRow3 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j138]
+				net_block_3_layer_norm_2_centered_gradRow5 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j138]
+				acc72 := scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j138][0]
 				for i2 := range 96 {
-					net_block_3_layer_norm_2_centered_gradRow3[i2] += net_block_3_layer_norm_2_centeredRow9[i2] * net_block_3_layer_norm_2_var_1_gradRow3[i2]
+					acc72 -= net_block_3_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j138][0] = acc72
 			}
 		}
 	}
@@ -19321,22 +19168,22 @@ type ocannlCharLMBackwardPart129 struct {
 // Part runs part j139 of the nest (0 <= j139 < 8).
 func (r137 *ocannlCharLMBackwardPart129) Part(j139 int) {
 	scratch := r137.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j139][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j139][0])
+		for i1 := range 8 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j139][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j139][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j139][0], &scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j139][0])
+		for i1 := range 8 {
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j139][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j139][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_2_centered_gradRow4 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j139]
-				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j139]
+				net_block_3_layer_norm_2_mean_1_gradV := scratch.net_block_3_layer_norm_2_mean_1_grad[i0][i1+8*j139][0]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j139]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow7[i2] += net_block_3_layer_norm_2_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow8[i2] += net_block_3_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -19349,98 +19196,28 @@ var ocannlCharLMBackwardPart129Records rt.Records[ocannlCharLMBackwardPart129]
 // ocannlCharLMBackwardPart130 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart130 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r138 *ocannlCharLMBackwardPart130) Part(j140 int) {
-	scratch := r138.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j140][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j140][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j140][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j140][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_2_centered_gradRow5 := &scratch.net_block_3_layer_norm_2_centered_grad[i0][i1+8*j140]
-				acc72 := scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j140][0]
-				for i2 := range 96 {
-					acc72 -= net_block_3_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_3_layer_norm_2_mean_grad[i0][i1+8*j140][0] = acc72
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart130Records holds the free ocannlCharLMBackwardPart130 records.
-var ocannlCharLMBackwardPart130Records rt.Records[ocannlCharLMBackwardPart130]
-
-// ocannlCharLMBackwardPart131 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart131 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j141 of the nest (0 <= j141 < 8).
-func (r139 *ocannlCharLMBackwardPart131) Part(j141 int) {
-	scratch := r139.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j141][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j141][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j141][0], &scratch.net_block_3_layer_norm_2_mean_1_grad[0][i1+8*j141][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_2_mean_1_gradV := scratch.net_block_3_layer_norm_2_mean_1_grad[i0][i1+8*j141][0]
-				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j141]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow8[i2] += net_block_3_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart131Records holds the free ocannlCharLMBackwardPart131 records.
-var ocannlCharLMBackwardPart131Records rt.Records[ocannlCharLMBackwardPart131]
-
-// ocannlCharLMBackwardPart132 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart132 struct {
 	nNetBlock3Dropout1Mask *[98304]float32
 	scratch                *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 8).
-func (r140 *ocannlCharLMBackwardPart132) Part(j142 int) {
-	nNetBlock3Dropout1Mask, scratch := r140.nNetBlock3Dropout1Mask, r140.scratch
+// Part runs part j140 of the nest (0 <= j140 < 8).
+func (r138 *ocannlCharLMBackwardPart130) Part(j140 int) {
+	nNetBlock3Dropout1Mask, scratch := r138.nNetBlock3Dropout1Mask, r138.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j142][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j142][0], &nNetBlock3Dropout1Mask[6144*i0+768*j142])
+			ocannlMap32AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j140][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j140][0], &nNetBlock3Dropout1Mask[6144*i0+768*j140])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j142][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j142][0], &nNetBlock3Dropout1Mask[6144*i0+768*j142])
+			ocannlMap32AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j140][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j140][0], &nNetBlock3Dropout1Mask[6144*i0+768*j140])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j142]
-				nNetBlock3Dropout1MaskRow2 := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j142 : 6144*i0+96*i1+768*j142+96])
-				net_block_3_dropout_1_x_gradRow := &scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j142]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j140]
+				nNetBlock3Dropout1MaskRow2 := (*[96]float32)(nNetBlock3Dropout1Mask[6144*i0+96*i1+768*j140 : 6144*i0+96*i1+768*j140+96])
+				net_block_3_dropout_1_x_gradRow := &scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j140]
 				for i2 := range 96 {
 					net_block_3_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow9[i2] * nNetBlock3Dropout1MaskRow2[i2]
 				}
@@ -19449,32 +19226,32 @@ func (r140 *ocannlCharLMBackwardPart132) Part(j142 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart132Records holds the free ocannlCharLMBackwardPart132 records.
-var ocannlCharLMBackwardPart132Records rt.Records[ocannlCharLMBackwardPart132]
+// ocannlCharLMBackwardPart130Records holds the free ocannlCharLMBackwardPart130 records.
+var ocannlCharLMBackwardPart130Records rt.Records[ocannlCharLMBackwardPart130]
 
-// ocannlCharLMBackwardPart133 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart131 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart133 struct {
+type ocannlCharLMBackwardPart131 struct {
 	gNetBlock3MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j143 of the nest (0 <= j143 < 4).
-func (r141 *ocannlCharLMBackwardPart133) Part(j143 int) {
-	gNetBlock3MaskedAttention1WO, scratch := r141.gNetBlock3MaskedAttention1WO, r141.scratch
+// Part runs part j141 of the nest (0 <= j141 < 4).
+func (r139 *ocannlCharLMBackwardPart131) Part(j141 int) {
+	gNetBlock3MaskedAttention1WO, scratch := r139.gNetBlock3MaskedAttention1WO, r139.scratch
 	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j143], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j143][0])
+		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j141], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j141][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j143], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j143][0])
+		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j141], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j141][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				for i2 := range 96 {
 					net_block_3_dropout_1_x_gradV := scratch.net_block_3_dropout_1_x_grad[i0][i1][i2]
 					for i3 := range 1 {
-						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j143]
-						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j143 : 96*i2+24*i3+24*j143+24])
+						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j141]
+						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j141 : 96*i2+24*i3+24*j141+24])
 						for i4 := range 24 {
 							gNetBlock3MaskedAttention1WORow[i4] += net_block_3_dropout_1_x_gradV * net_block_3_masked_attention_1_ctxRow3[i4]
 						}
@@ -19485,32 +19262,32 @@ func (r141 *ocannlCharLMBackwardPart133) Part(j143 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart133Records holds the free ocannlCharLMBackwardPart133 records.
-var ocannlCharLMBackwardPart133Records rt.Records[ocannlCharLMBackwardPart133]
+// ocannlCharLMBackwardPart131Records holds the free ocannlCharLMBackwardPart131 records.
+var ocannlCharLMBackwardPart131Records rt.Records[ocannlCharLMBackwardPart131]
 
-// ocannlCharLMBackwardPart134 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart132 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart134 struct {
+type ocannlCharLMBackwardPart132 struct {
 	pNetBlock3MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j144 of the nest (0 <= j144 < 8).
-func (r142 *ocannlCharLMBackwardPart134) Part(j144 int) {
-	pNetBlock3MaskedAttention1WO, scratch := r142.pNetBlock3MaskedAttention1WO, r142.scratch
+// Part runs part j142 of the nest (0 <= j142 < 8).
+func (r140 *ocannlCharLMBackwardPart132) Part(j142 int) {
+	pNetBlock3MaskedAttention1WO, scratch := r140.pNetBlock3MaskedAttention1WO, r140.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j144][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j144][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j142][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j142][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j144][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j144][0][0], &pNetBlock3MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j142][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j142][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j144][i1][i2]
+					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j142][i1][i2]
 					for i3 := range 4 {
 						pNetBlock3MaskedAttention1WORow2 := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j144][i1][i3]
+						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j142][i1][i3]
 						for i4 := range 24 {
 							net_block_3_masked_attention_1_ctx_gradRow[i4] += pNetBlock3MaskedAttention1WORow2[i4] * net_block_3_dropout_1_x_gradV2
 						}
@@ -19521,43 +19298,43 @@ func (r142 *ocannlCharLMBackwardPart134) Part(j144 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart134Records holds the free ocannlCharLMBackwardPart134 records.
-var ocannlCharLMBackwardPart134Records rt.Records[ocannlCharLMBackwardPart134]
+// ocannlCharLMBackwardPart132Records holds the free ocannlCharLMBackwardPart132 records.
+var ocannlCharLMBackwardPart132Records rt.Records[ocannlCharLMBackwardPart132]
 
-// ocannlCharLMBackwardPart135 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart133 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart135 struct {
+type ocannlCharLMBackwardPart133 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j145 of the nest (0 <= j145 < 8).
-func (r143 *ocannlCharLMBackwardPart135) Part(j145 int) {
-	scratch := r143.scratch
+// Part runs part j143 of the nest (0 <= j143 < 8).
+func (r141 *ocannlCharLMBackwardPart133) Part(j143 int) {
+	scratch := r141.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j145][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j145][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j145][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j143][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j143][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j143][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j145][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j145][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j145][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j143][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j143][0][i2][0], &scratch.net_block_3_masked_attention_1_v[i0+2*j143][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_3_masked_attention_1_vRow5 := &scratch.net_block_3_masked_attention_1_v[i0+2*j145]
+			net_block_3_masked_attention_1_vRow5 := &scratch.net_block_3_masked_attention_1_v[i0+2*j143]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j145][i1][i2]
+					net_block_3_masked_attention_1_attn_gradRow := &scratch.net_block_3_masked_attention_1_attn_grad[i0+2*j143][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_3_masked_attention_1_ctx_gradV := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j145][i1][i2][i3]
-						net_block_3_masked_attention_1_ctx_gradV2 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j145][i1][i2][i3+1]
-						net_block_3_masked_attention_1_ctx_gradV3 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j145][i1][i2][i3+2]
-						net_block_3_masked_attention_1_ctx_gradV4 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j145][i1][i2][i3+3]
+						net_block_3_masked_attention_1_ctx_gradV := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j143][i1][i2][i3]
+						net_block_3_masked_attention_1_ctx_gradV2 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j143][i1][i2][i3+1]
+						net_block_3_masked_attention_1_ctx_gradV3 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j143][i1][i2][i3+2]
+						net_block_3_masked_attention_1_ctx_gradV4 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j143][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc73 := net_block_3_masked_attention_1_attn_gradRow[i4]
 							acc73 += net_block_3_masked_attention_1_ctx_gradV * net_block_3_masked_attention_1_vRow5[i4][i2][i3]
@@ -19573,11 +19350,91 @@ func (r143 *ocannlCharLMBackwardPart135) Part(j145 int) {
 	}
 }
 
+// ocannlCharLMBackwardPart133Records holds the free ocannlCharLMBackwardPart133 records.
+var ocannlCharLMBackwardPart133Records rt.Records[ocannlCharLMBackwardPart133]
+
+// ocannlCharLMBackwardPart134 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart134 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j144 of the nest (0 <= j144 < 8).
+func (r142 *ocannlCharLMBackwardPart134) Part(j144 int) {
+	scratch := r142.scratch
+	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j144][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j144][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j144][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j144][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j144][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j144][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			net_block_3_masked_attention_1_v_gradRow := &scratch.net_block_3_masked_attention_1_v_grad[i0+2*j144]
+			for i1 := range 64 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attnRow2 := &scratch.net_block_3_masked_attention_1_attn[i0+2*j144][i1][i2]
+					for i3 := range 24 {
+						net_block_3_masked_attention_1_ctx_gradV5 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j144][i1][i2][i3]
+						for i4 := range 64 {
+							net_block_3_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_3_masked_attention_1_attnRow2[i4] * net_block_3_masked_attention_1_ctx_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart134Records holds the free ocannlCharLMBackwardPart134 records.
+var ocannlCharLMBackwardPart134Records rt.Records[ocannlCharLMBackwardPart134]
+
+// ocannlCharLMBackwardPart135 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart135 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j145 of the nest (0 <= j145 < 8).
+func (r143 *ocannlCharLMBackwardPart135) Part(j145 int) {
+	scratch := r143.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap35AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j145][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j145][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j145][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap35AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j145][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j145][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j145][0][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_attn_gradRow2 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j145][i2]
+					net_block_3_masked_attention_1_attn_1V2 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j145][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j145][i2]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_ex_gradRow[i3] += net_block_3_masked_attention_1_attn_gradRow2[i3] / net_block_3_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
 // ocannlCharLMBackwardPart135Records holds the free ocannlCharLMBackwardPart135 records.
 var ocannlCharLMBackwardPart135Records rt.Records[ocannlCharLMBackwardPart135]
 
 // ocannlCharLMBackwardPart136 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart136 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -19585,31 +19442,28 @@ type ocannlCharLMBackwardPart136 struct {
 // Part runs part j146 of the nest (0 <= j146 < 8).
 func (r144 *ocannlCharLMBackwardPart136) Part(j146 int) {
 	scratch := r144.scratch
-	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j146][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j146][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j146][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlReduce15AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j146][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j146][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j146][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j146][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j146][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j146][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j146][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j146][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j146][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j146][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j146][0][0])
 		}
 	} else {
-		for i0 := range 2 {
-			net_block_3_masked_attention_1_v_gradRow := &scratch.net_block_3_masked_attention_1_v_grad[i0+2*j146]
-			for i1 := range 64 {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attnRow2 := &scratch.net_block_3_masked_attention_1_attn[i0+2*j146][i1][i2]
-					for i3 := range 24 {
-						net_block_3_masked_attention_1_ctx_gradV5 := scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j146][i1][i2][i3]
-						for i4 := range 64 {
-							net_block_3_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_3_masked_attention_1_attnRow2[i4] * net_block_3_masked_attention_1_ctx_gradV5
-						}
+					net_block_3_masked_attention_1_attn_gradRow3 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j146][i2]
+					net_block_3_masked_attention_1_exRow4 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j146][i2]
+					v3 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j146][i2][0] * scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j146][i2][0]
+					acc74 := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j146][i2][0]
+					for i3 := range 64 {
+						acc74 += net_block_3_masked_attention_1_attn_gradRow3[i3] * (-(net_block_3_masked_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j146][i2][0] = acc74
 				}
 			}
 		}
@@ -19628,24 +19482,23 @@ type ocannlCharLMBackwardPart137 struct {
 // Part runs part j147 of the nest (0 <= j147 < 8).
 func (r145 *ocannlCharLMBackwardPart137) Part(j147 int) {
 	scratch := r145.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j147][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j147][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j147][0][0])
+			ocannlMap36AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j147][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j147][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j147][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j147][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j147][0][0])
+			ocannlMap36AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j147][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j147][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow2 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j147][i2]
-					net_block_3_masked_attention_1_attn_1V2 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j147][i2][0]
-					net_block_3_masked_attention_1_ex_gradRow := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j147][i2]
+					net_block_3_masked_attention_1_attn_1_gradV := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j147][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j147][i2]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_ex_gradRow[i3] += net_block_3_masked_attention_1_attn_gradRow2[i3] / net_block_3_masked_attention_1_attn_1V2
+						net_block_3_masked_attention_1_ex_gradRow2[i3] += net_block_3_masked_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -19665,28 +19518,25 @@ type ocannlCharLMBackwardPart138 struct {
 // Part runs part j148 of the nest (0 <= j148 < 8).
 func (r146 *ocannlCharLMBackwardPart138) Part(j148 int) {
 	scratch := r146.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j148][0][0])
+			ocannlMap37AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j148][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j148][0][0])
+			ocannlMap37AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j148][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j148][0][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_gradRow3 := &scratch.net_block_3_masked_attention_1_attn_grad[i0][i1+8*j148][i2]
-					net_block_3_masked_attention_1_exRow4 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j148][i2]
-					v4 := scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j148][i2][0] * scratch.net_block_3_masked_attention_1_attn_1[i0][i1+8*j148][i2][0]
-					acc74 := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j148][i2][0]
+					net_block_3_masked_attention_1_ex_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j148][i2]
+					net_block_3_masked_attention_1_exRow5 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j148][i2]
+					net_block_3_masked_attention_1_ex_1_gradRow := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j148][i2]
 					for i3 := range 64 {
-						acc74 += net_block_3_masked_attention_1_attn_gradRow3[i3] * (-(net_block_3_masked_attention_1_exRow4[i3] / v4))
+						net_block_3_masked_attention_1_ex_1_gradRow[i3] += net_block_3_masked_attention_1_ex_gradRow3[i3] * net_block_3_masked_attention_1_exRow5[i3]
 					}
-					scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j148][i2][0] = acc74
 				}
 			}
 		}
@@ -19705,24 +19555,26 @@ type ocannlCharLMBackwardPart139 struct {
 // Part runs part j149 of the nest (0 <= j149 < 8).
 func (r147 *ocannlCharLMBackwardPart139) Part(j149 int) {
 	scratch := r147.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap37AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j149][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j149][0][0])
+			ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j149][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j149][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap37AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j149][0][0], &scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j149][0][0])
+			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j149][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j149][0][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_attn_1_gradV := scratch.net_block_3_masked_attention_1_attn_1_grad[i0][i1+8*j149][i2][0]
-					net_block_3_masked_attention_1_ex_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j149][i2]
+					net_block_3_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j149][i2]
+					acc75 := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j149][i2][0]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_ex_gradRow2[i3] += net_block_3_masked_attention_1_attn_1_gradV
+						acc75 -= net_block_3_masked_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j149][i2][0] = acc75
 				}
 			}
 		}
@@ -19738,28 +19590,38 @@ type ocannlCharLMBackwardPart140 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j150 of the nest (0 <= j150 < 8).
-func (r148 *ocannlCharLMBackwardPart140) Part(j150 int) {
-	scratch := r148.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j153 of the nest (0 <= j153 < 8).
+func (r150 *ocannlCharLMBackwardPart140) Part(j153 int) {
+	scratch := r150.scratch
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap38AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j150][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j150][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j150][0][0])
+			ocannlReduce17AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j153][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j153][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j153][0][0], &scratch.ordinals_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap38AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j150][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j150][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j150][0][0])
+			ocannlReduce17AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j153][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j153][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j153][0][0], &scratch.ordinals_2[0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_grad[i0][i1+8*j150][i2]
-					net_block_3_masked_attention_1_exRow5 := &scratch.net_block_3_masked_attention_1_ex[i0][i1+8*j150][i2]
-					net_block_3_masked_attention_1_ex_1_gradRow := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j150][i2]
+					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j153][i2]
+					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j153][i2][0]
+					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j153][i2][0]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_ex_1_gradRow[i3] += net_block_3_masked_attention_1_ex_gradRow3[i3] * net_block_3_masked_attention_1_exRow5[i3]
+						var r148 float32
+						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
+							r148 = 1
+						}
+						r149 := float32(64)
+						if r148 != 0 {
+							r149 = scratch.ordinals_2[i3]
+						}
+						acc76 = min(acc76, r149)
 					}
+					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j153][i2][0] = acc76
 				}
 			}
 		}
@@ -19775,29 +19637,36 @@ type ocannlCharLMBackwardPart141 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j151 of the nest (0 <= j151 < 8).
-func (r149 *ocannlCharLMBackwardPart141) Part(j151 int) {
-	scratch := r149.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j154 of the nest (0 <= j154 < 8).
+func (r153 *ocannlCharLMBackwardPart141) Part(j154 int) {
+	scratch := r153.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j151][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j151][0][0])
+			ocannlMap39AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j154][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j154][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j154][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j151][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j151][0][0])
+			ocannlMap39AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j154][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j154][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j154][0][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j151][i2]
-					acc75 := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j151][i2][0]
+					net_block_3_masked_attention_1_m_argmax_110V := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j154][i2][0]
+					net_block_3_masked_attention_1_m_gradV := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j154][i2][0]
+					net_block_3_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j154][i2]
 					for i3 := range 64 {
-						acc75 -= net_block_3_masked_attention_1_ex_1_gradRow2[i3]
+						var r151 float32
+						if scratch.ordinals_2[i3] == net_block_3_masked_attention_1_m_argmax_110V {
+							r151 = 1
+						}
+						r152 := float32(0)
+						if r151 != 0 {
+							r152 = net_block_3_masked_attention_1_m_gradV
+						}
+						net_block_3_masked_attention_1_ex_1_gradRow3[i3] += r152
 					}
-					scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j151][i2][0] = acc75
 				}
 			}
 		}
@@ -19810,41 +19679,41 @@ var ocannlCharLMBackwardPart141Records rt.Records[ocannlCharLMBackwardPart141]
 // ocannlCharLMBackwardPart142 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart142 struct {
+	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j155 of the nest (0 <= j155 < 8).
-func (r152 *ocannlCharLMBackwardPart142) Part(j155 int) {
-	scratch := r152.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
+func (r155 *ocannlCharLMBackwardPart142) Part(j155 int) {
+	mask, scratch := r155.mask, r155.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce17AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j155][0][0], &scratch.ordinals_2[0])
+			for i1 := range 8 {
+				ocannlMap40AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j155][0][0], &mask[i1+8*j155][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j155][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce17AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j155][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j155][0][0], &scratch.ordinals_2[0])
+			for i1 := range 8 {
+				ocannlMap40AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j155][0][0], &mask[i1+8*j155][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j155][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+			}
 		}
 	} else {
-		// reduction accumulated in a local variable.
+		net_block_3_masked_attention_1_scores_2V2 := scratch.net_block_3_masked_attention_1_scores_2[0]
 		for i0 := range 16 {
 			for i1 := range 8 {
+				maskRow4 := &mask[i1+8*j155]
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j155][i2]
-					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j155][i2][0]
-					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j155][i2][0]
+					net_block_3_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j155][i2]
+					net_block_3_masked_attention_1_scores_1_gradRow := &scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j155][i2]
 					for i3 := range 64 {
-						var r150 float32
-						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
-							r150 = 1
+						r154 := float32(0)
+						if maskRow4[i3] != 0 {
+							r154 = net_block_3_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						r151 := float32(64)
-						if r150 != 0 {
-							r151 = scratch.ordinals_2[i3]
-						}
-						acc76 = min(acc76, r151)
+						net_block_3_masked_attention_1_scores_1_gradRow[i3] += (r154 + 0) / net_block_3_masked_attention_1_scores_2V2
 					}
-					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j155][i2][0] = acc76
 				}
 			}
 		}
@@ -19855,117 +19724,25 @@ func (r152 *ocannlCharLMBackwardPart142) Part(j155 int) {
 var ocannlCharLMBackwardPart142Records rt.Records[ocannlCharLMBackwardPart142]
 
 // ocannlCharLMBackwardPart143 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart143 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j156 of the nest (0 <= j156 < 8).
-func (r155 *ocannlCharLMBackwardPart143) Part(j156 int) {
-	scratch := r155.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap40AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j156][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j156][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap40AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j156][0][0], &scratch.ordinals_2[0], &scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j156][0][0], &scratch.net_block_3_masked_attention_1_m_grad[i0][8*j156][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_m_argmax_110V := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j156][i2][0]
-					net_block_3_masked_attention_1_m_gradV := scratch.net_block_3_masked_attention_1_m_grad[i0][i1+8*j156][i2][0]
-					net_block_3_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j156][i2]
-					for i3 := range 64 {
-						var r153 float32
-						if scratch.ordinals_2[i3] == net_block_3_masked_attention_1_m_argmax_110V {
-							r153 = 1
-						}
-						r154 := float32(0)
-						if r153 != 0 {
-							r154 = net_block_3_masked_attention_1_m_gradV
-						}
-						net_block_3_masked_attention_1_ex_1_gradRow3[i3] += r154
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart143Records holds the free ocannlCharLMBackwardPart143 records.
-var ocannlCharLMBackwardPart143Records rt.Records[ocannlCharLMBackwardPart143]
-
-// ocannlCharLMBackwardPart144 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart144 struct {
-	mask    *[64][64]float32
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j157 of the nest (0 <= j157 < 8).
-func (r157 *ocannlCharLMBackwardPart144) Part(j157 int) {
-	mask, scratch := r157.mask, r157.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap41AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j157][0][0], &mask[i1+8*j157][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j157][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap41AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j157][0][0], &mask[i1+8*j157][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j157][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
-			}
-		}
-	} else {
-		net_block_3_masked_attention_1_scores_2V2 := scratch.net_block_3_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow4 := &mask[i1+8*j157]
-				for i2 := range 4 {
-					net_block_3_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][i1+8*j157][i2]
-					net_block_3_masked_attention_1_scores_1_gradRow := &scratch.net_block_3_masked_attention_1_scores_1_grad[i0][i1+8*j157][i2]
-					for i3 := range 64 {
-						r156 := float32(0)
-						if maskRow4[i3] != 0 {
-							r156 = net_block_3_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_3_masked_attention_1_scores_1_gradRow[i3] += (r156 + 0) / net_block_3_masked_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart144Records holds the free ocannlCharLMBackwardPart144 records.
-var ocannlCharLMBackwardPart144Records rt.Records[ocannlCharLMBackwardPart144]
-
-// ocannlCharLMBackwardPart145 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart145 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j158 of the nest (0 <= j158 < 8).
-func (r158 *ocannlCharLMBackwardPart145) Part(j158 int) {
-	scratch := r158.scratch
+func (r156 *ocannlCharLMBackwardPart143) Part(j156 int) {
+	scratch := r156.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j158][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j158][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j158][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j156][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j156][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j158][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j158][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j158][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j156][0][i2][0], &scratch.net_block_3_masked_attention_1_k[i0+2*j156][0][i2][0])
 			}
 		}
 	} else {
@@ -19973,16 +19750,16 @@ func (r158 *ocannlCharLMBackwardPart145) Part(j158 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_q_gradRow := &scratch.net_block_3_masked_attention_1_q_grad[i0+2*j158][i1][i2]
+					net_block_3_masked_attention_1_q_gradRow := &scratch.net_block_3_masked_attention_1_q_grad[i0+2*j156][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_3_masked_attention_1_scores_1_gradV := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j158][i1][i2][i3]
-						net_block_3_masked_attention_1_kRow2 := &scratch.net_block_3_masked_attention_1_k[i0+2*j158][i3][i2]
-						net_block_3_masked_attention_1_scores_1_gradV2 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j158][i1][i2][i3+1]
-						net_block_3_masked_attention_1_kRow3 := &scratch.net_block_3_masked_attention_1_k[i0+2*j158][i3+1][i2]
-						net_block_3_masked_attention_1_scores_1_gradV3 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j158][i1][i2][i3+2]
-						net_block_3_masked_attention_1_kRow4 := &scratch.net_block_3_masked_attention_1_k[i0+2*j158][i3+2][i2]
-						net_block_3_masked_attention_1_scores_1_gradV4 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j158][i1][i2][i3+3]
-						net_block_3_masked_attention_1_kRow5 := &scratch.net_block_3_masked_attention_1_k[i0+2*j158][i3+3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j156][i1][i2][i3]
+						net_block_3_masked_attention_1_kRow2 := &scratch.net_block_3_masked_attention_1_k[i0+2*j156][i3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV2 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j156][i1][i2][i3+1]
+						net_block_3_masked_attention_1_kRow3 := &scratch.net_block_3_masked_attention_1_k[i0+2*j156][i3+1][i2]
+						net_block_3_masked_attention_1_scores_1_gradV3 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j156][i1][i2][i3+2]
+						net_block_3_masked_attention_1_kRow4 := &scratch.net_block_3_masked_attention_1_k[i0+2*j156][i3+2][i2]
+						net_block_3_masked_attention_1_scores_1_gradV4 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j156][i1][i2][i3+3]
+						net_block_3_masked_attention_1_kRow5 := &scratch.net_block_3_masked_attention_1_k[i0+2*j156][i3+3][i2]
 						for i4 := range 24 {
 							acc77 := net_block_3_masked_attention_1_q_gradRow[i4]
 							acc77 += net_block_3_masked_attention_1_scores_1_gradV * net_block_3_masked_attention_1_kRow2[i4]
@@ -19998,39 +19775,39 @@ func (r158 *ocannlCharLMBackwardPart145) Part(j158 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart145Records holds the free ocannlCharLMBackwardPart145 records.
-var ocannlCharLMBackwardPart145Records rt.Records[ocannlCharLMBackwardPart145]
+// ocannlCharLMBackwardPart143Records holds the free ocannlCharLMBackwardPart143 records.
+var ocannlCharLMBackwardPart143Records rt.Records[ocannlCharLMBackwardPart143]
 
-// ocannlCharLMBackwardPart146 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart144 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart146 struct {
+type ocannlCharLMBackwardPart144 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j159 of the nest (0 <= j159 < 8).
-func (r159 *ocannlCharLMBackwardPart146) Part(j159 int) {
-	scratch := r159.scratch
+// Part runs part j157 of the nest (0 <= j157 < 8).
+func (r157 *ocannlCharLMBackwardPart144) Part(j157 int) {
+	scratch := r157.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j159][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j159][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j159][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j157][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j157][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j157][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j159][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j159][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j159][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j157][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j157][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j157][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_3_masked_attention_1_qRow2 := &scratch.net_block_3_masked_attention_1_q[i0+2*j159][i1][i2]
+					net_block_3_masked_attention_1_qRow2 := &scratch.net_block_3_masked_attention_1_q[i0+2*j157][i1][i2]
 					for i3 := range 64 {
-						net_block_3_masked_attention_1_scores_1_gradV5 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j159][i1][i2][i3]
-						net_block_3_masked_attention_1_k_gradRow := &scratch.net_block_3_masked_attention_1_k_grad[i0+2*j159][i3][i2]
+						net_block_3_masked_attention_1_scores_1_gradV5 := scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j157][i1][i2][i3]
+						net_block_3_masked_attention_1_k_gradRow := &scratch.net_block_3_masked_attention_1_k_grad[i0+2*j157][i3][i2]
 						for i4 := range 24 {
 							net_block_3_masked_attention_1_k_gradRow[i4] += net_block_3_masked_attention_1_qRow2[i4] * net_block_3_masked_attention_1_scores_1_gradV5
 						}
@@ -20041,32 +19818,32 @@ func (r159 *ocannlCharLMBackwardPart146) Part(j159 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart146Records holds the free ocannlCharLMBackwardPart146 records.
-var ocannlCharLMBackwardPart146Records rt.Records[ocannlCharLMBackwardPart146]
+// ocannlCharLMBackwardPart144Records holds the free ocannlCharLMBackwardPart144 records.
+var ocannlCharLMBackwardPart144Records rt.Records[ocannlCharLMBackwardPart144]
 
-// ocannlCharLMBackwardPart147 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart145 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart147 struct {
+type ocannlCharLMBackwardPart145 struct {
 	gNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j160 of the nest (0 <= j160 < 4).
-func (r160 *ocannlCharLMBackwardPart147) Part(j160 int) {
-	gNetBlock3MaskedAttention1WV, scratch := r160.gNetBlock3MaskedAttention1WV, r160.scratch
+// Part runs part j158 of the nest (0 <= j158 < 4).
+func (r158 *ocannlCharLMBackwardPart145) Part(j158 int) {
+	gNetBlock3MaskedAttention1WV, scratch := r158.gNetBlock3MaskedAttention1WV, r158.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j160], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j160][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j158], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j158][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j160], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j160][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j158], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j158][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow5 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j160][i3]
-						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j160+96*i3 : 2304*i2+2304*j160+96*i3+96])
+						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j158][i3]
+						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j158+96*i3 : 2304*i2+2304*j158+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4]
 						}
@@ -20077,39 +19854,39 @@ func (r160 *ocannlCharLMBackwardPart147) Part(j160 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart147Records holds the free ocannlCharLMBackwardPart147 records.
-var ocannlCharLMBackwardPart147Records rt.Records[ocannlCharLMBackwardPart147]
+// ocannlCharLMBackwardPart145Records holds the free ocannlCharLMBackwardPart145 records.
+var ocannlCharLMBackwardPart145Records rt.Records[ocannlCharLMBackwardPart145]
 
-// ocannlCharLMBackwardPart148 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart146 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart148 struct {
+type ocannlCharLMBackwardPart146 struct {
 	pNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j161 of the nest (0 <= j161 < 8).
-func (r161 *ocannlCharLMBackwardPart148) Part(j161 int) {
-	pNetBlock3MaskedAttention1WV, scratch := r161.pNetBlock3MaskedAttention1WV, r161.scratch
+// Part runs part j159 of the nest (0 <= j159 < 8).
+func (r159 *ocannlCharLMBackwardPart146) Part(j159 int) {
+	pNetBlock3MaskedAttention1WV, scratch := r159.pNetBlock3MaskedAttention1WV, r159.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j161][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j161][0][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j159][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j159][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j161][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j161][0][0][0], &pNetBlock3MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j159][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j159][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j161][i1]
+				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j159][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j161][i1][i2][i3]
+						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j159][i1][i2][i3]
 						pNetBlock3MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j161][i1][i2][i3+1]
+						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j159][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j161][i1][i2][i3+2]
+						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j159][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j161][i1][i2][i3+3]
+						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j159][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc78 := net_block_3_masked_attention_1_x_gradRow[i4]
 							acc78 += pNetBlock3MaskedAttention1WVRow2[i4] * net_block_3_masked_attention_1_v_gradV2
@@ -20125,32 +19902,32 @@ func (r161 *ocannlCharLMBackwardPart148) Part(j161 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart148Records holds the free ocannlCharLMBackwardPart148 records.
-var ocannlCharLMBackwardPart148Records rt.Records[ocannlCharLMBackwardPart148]
+// ocannlCharLMBackwardPart146Records holds the free ocannlCharLMBackwardPart146 records.
+var ocannlCharLMBackwardPart146Records rt.Records[ocannlCharLMBackwardPart146]
 
-// ocannlCharLMBackwardPart149 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart147 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart149 struct {
+type ocannlCharLMBackwardPart147 struct {
 	gNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j162 of the nest (0 <= j162 < 4).
-func (r162 *ocannlCharLMBackwardPart149) Part(j162 int) {
-	gNetBlock3MaskedAttention1WK, scratch := r162.gNetBlock3MaskedAttention1WK, r162.scratch
+// Part runs part j160 of the nest (0 <= j160 < 4).
+func (r160 *ocannlCharLMBackwardPart147) Part(j160 int) {
+	gNetBlock3MaskedAttention1WK, scratch := r160.gNetBlock3MaskedAttention1WK, r160.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j162], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j162][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j160], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j160][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j162], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j162][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j160], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j160][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow6 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j162][i3]
-						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j162+96*i3 : 2304*i2+2304*j162+96*i3+96])
+						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j160][i3]
+						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j160+96*i3 : 2304*i2+2304*j160+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WKRow[i4] += net_block_3_masked_attention_1_k_gradV * net_block_3_masked_attention_1_xRow6[i4]
 						}
@@ -20161,39 +19938,39 @@ func (r162 *ocannlCharLMBackwardPart149) Part(j162 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart149Records holds the free ocannlCharLMBackwardPart149 records.
-var ocannlCharLMBackwardPart149Records rt.Records[ocannlCharLMBackwardPart149]
+// ocannlCharLMBackwardPart147Records holds the free ocannlCharLMBackwardPart147 records.
+var ocannlCharLMBackwardPart147Records rt.Records[ocannlCharLMBackwardPart147]
 
-// ocannlCharLMBackwardPart150 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart148 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart150 struct {
+type ocannlCharLMBackwardPart148 struct {
 	pNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j163 of the nest (0 <= j163 < 8).
-func (r163 *ocannlCharLMBackwardPart150) Part(j163 int) {
-	pNetBlock3MaskedAttention1WK, scratch := r163.pNetBlock3MaskedAttention1WK, r163.scratch
+// Part runs part j161 of the nest (0 <= j161 < 8).
+func (r161 *ocannlCharLMBackwardPart148) Part(j161 int) {
+	pNetBlock3MaskedAttention1WK, scratch := r161.pNetBlock3MaskedAttention1WK, r161.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j163][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j163][0][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j161][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j161][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j163][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j163][0][0][0], &pNetBlock3MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j161][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j161][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j163][i1]
+				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j161][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j163][i1][i2][i3]
+						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j161][i1][i2][i3]
 						pNetBlock3MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j163][i1][i2][i3+1]
+						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j161][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j163][i1][i2][i3+2]
+						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j161][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j163][i1][i2][i3+3]
+						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j161][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc79 := net_block_3_masked_attention_1_x_gradRow2[i4]
 							acc79 += pNetBlock3MaskedAttention1WKRow2[i4] * net_block_3_masked_attention_1_k_gradV2
@@ -20209,32 +19986,32 @@ func (r163 *ocannlCharLMBackwardPart150) Part(j163 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart150Records holds the free ocannlCharLMBackwardPart150 records.
-var ocannlCharLMBackwardPart150Records rt.Records[ocannlCharLMBackwardPart150]
+// ocannlCharLMBackwardPart148Records holds the free ocannlCharLMBackwardPart148 records.
+var ocannlCharLMBackwardPart148Records rt.Records[ocannlCharLMBackwardPart148]
 
-// ocannlCharLMBackwardPart151 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart149 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart151 struct {
+type ocannlCharLMBackwardPart149 struct {
 	gNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j164 of the nest (0 <= j164 < 4).
-func (r164 *ocannlCharLMBackwardPart151) Part(j164 int) {
-	gNetBlock3MaskedAttention1WQ, scratch := r164.gNetBlock3MaskedAttention1WQ, r164.scratch
+// Part runs part j162 of the nest (0 <= j162 < 4).
+func (r162 *ocannlCharLMBackwardPart149) Part(j162 int) {
+	gNetBlock3MaskedAttention1WQ, scratch := r162.gNetBlock3MaskedAttention1WQ, r162.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j164], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j164][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j162], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j162][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j164], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j164][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j162], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j162][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow7 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j164][i3]
-						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j164+96*i3 : 2304*i2+2304*j164+96*i3+96])
+						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j162][i3]
+						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j162+96*i3 : 2304*i2+2304*j162+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WQRow[i4] += net_block_3_masked_attention_1_q_gradV * net_block_3_masked_attention_1_xRow7[i4]
 						}
@@ -20245,39 +20022,39 @@ func (r164 *ocannlCharLMBackwardPart151) Part(j164 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart151Records holds the free ocannlCharLMBackwardPart151 records.
-var ocannlCharLMBackwardPart151Records rt.Records[ocannlCharLMBackwardPart151]
+// ocannlCharLMBackwardPart149Records holds the free ocannlCharLMBackwardPart149 records.
+var ocannlCharLMBackwardPart149Records rt.Records[ocannlCharLMBackwardPart149]
 
-// ocannlCharLMBackwardPart152 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart150 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart152 struct {
+type ocannlCharLMBackwardPart150 struct {
 	pNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j165 of the nest (0 <= j165 < 8).
-func (r165 *ocannlCharLMBackwardPart152) Part(j165 int) {
-	pNetBlock3MaskedAttention1WQ, scratch := r165.pNetBlock3MaskedAttention1WQ, r165.scratch
+// Part runs part j163 of the nest (0 <= j163 < 8).
+func (r163 *ocannlCharLMBackwardPart150) Part(j163 int) {
+	pNetBlock3MaskedAttention1WQ, scratch := r163.pNetBlock3MaskedAttention1WQ, r163.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j165][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j165][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j163][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j163][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j165][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j165][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j163][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j163][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j165][i1]
+				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j163][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j165][i1][i2][i3]
+						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j163][i1][i2][i3]
 						pNetBlock3MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j165][i1][i2][i3+1]
+						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j163][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j165][i1][i2][i3+2]
+						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j163][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j165][i1][i2][i3+3]
+						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j163][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc80 := net_block_3_masked_attention_1_x_gradRow3[i4]
 							acc80 += pNetBlock3MaskedAttention1WQRow2[i4] * net_block_3_masked_attention_1_q_gradV2
@@ -20293,34 +20070,34 @@ func (r165 *ocannlCharLMBackwardPart152) Part(j165 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart152Records holds the free ocannlCharLMBackwardPart152 records.
-var ocannlCharLMBackwardPart152Records rt.Records[ocannlCharLMBackwardPart152]
+// ocannlCharLMBackwardPart150Records holds the free ocannlCharLMBackwardPart150 records.
+var ocannlCharLMBackwardPart150Records rt.Records[ocannlCharLMBackwardPart150]
 
-// ocannlCharLMBackwardPart153 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart151 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart153 struct {
+type ocannlCharLMBackwardPart151 struct {
 	scratch                         *ocannlCharLMBackwardScratch
 	gNetBlock3LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j166 of the nest (0 <= j166 < 8).
-func (r166 *ocannlCharLMBackwardPart153) Part(j166 int) {
-	scratch, gNetBlock3LayerNorm1BetaPartial := r166.scratch, &r166.gNetBlock3LayerNorm1BetaPartial
-	gNetBlock3LayerNorm1BetaPartial[j166] = [96]float32{}
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r164 *ocannlCharLMBackwardPart151) Part(j164 int) {
+	scratch, gNetBlock3LayerNorm1BetaPartial := r164.scratch, &r164.gNetBlock3LayerNorm1BetaPartial
+	gNetBlock3LayerNorm1BetaPartial[j164] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock3LayerNorm1BetaPartial[j166][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j166][0][0])
+		ocannlReduce10AVX512(&gNetBlock3LayerNorm1BetaPartial[j164][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j164][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm1BetaPartial[j166][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j166][0][0])
+		ocannlReduce10AVX2(&gNetBlock3LayerNorm1BetaPartial[j164][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j164][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j166]
+		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j164]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_masked_attention_1_x_gradRow4 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j166][i1]
-				net_block_3_masked_attention_1_x_gradRow5 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j166][i1+1]
-				net_block_3_masked_attention_1_x_gradRow6 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j166][i1+2]
-				net_block_3_masked_attention_1_x_gradRow7 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j166][i1+3]
+				net_block_3_masked_attention_1_x_gradRow4 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j164][i1]
+				net_block_3_masked_attention_1_x_gradRow5 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j164][i1+1]
+				net_block_3_masked_attention_1_x_gradRow6 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j164][i1+2]
+				net_block_3_masked_attention_1_x_gradRow7 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j164][i1+3]
 				for i2 := range 96 {
 					acc81 := gNetBlock3LayerNorm1BetaPartialRow[i2]
 					acc81 += net_block_3_masked_attention_1_x_gradRow4[i2]
@@ -20334,33 +20111,33 @@ func (r166 *ocannlCharLMBackwardPart153) Part(j166 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart153Records holds the free ocannlCharLMBackwardPart153 records.
-var ocannlCharLMBackwardPart153Records rt.Records[ocannlCharLMBackwardPart153]
+// ocannlCharLMBackwardPart151Records holds the free ocannlCharLMBackwardPart151 records.
+var ocannlCharLMBackwardPart151Records rt.Records[ocannlCharLMBackwardPart151]
 
-// ocannlCharLMBackwardPart154 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart152 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart154 struct {
+type ocannlCharLMBackwardPart152 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j168 of the nest (0 <= j168 < 8).
-func (r167 *ocannlCharLMBackwardPart154) Part(j168 int) {
-	scratch := r167.scratch
+// Part runs part j166 of the nest (0 <= j166 < 8).
+func (r165 *ocannlCharLMBackwardPart152) Part(j166 int) {
+	scratch := r165.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j168][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j168][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j168][0])
+			ocannlMap24AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j166][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j166][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j166][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j168][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j168][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j168][0])
+			ocannlMap24AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j166][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j166][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j166][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow8 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j168]
-				net_block_3_masked_attention_1_x_3V2 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j168][0]
-				net_block_3_masked_attention_1_x_1_gradRow := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j168]
+				net_block_3_masked_attention_1_x_gradRow8 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j166]
+				net_block_3_masked_attention_1_x_3V2 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j166][0]
+				net_block_3_masked_attention_1_x_1_gradRow := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j166]
 				for i2 := range 96 {
 					net_block_3_masked_attention_1_x_1_gradRow[i2] += net_block_3_masked_attention_1_x_gradRow8[i2] / net_block_3_masked_attention_1_x_3V2
 				}
@@ -20369,76 +20146,76 @@ func (r167 *ocannlCharLMBackwardPart154) Part(j168 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart154Records holds the free ocannlCharLMBackwardPart154 records.
-var ocannlCharLMBackwardPart154Records rt.Records[ocannlCharLMBackwardPart154]
+// ocannlCharLMBackwardPart152Records holds the free ocannlCharLMBackwardPart152 records.
+var ocannlCharLMBackwardPart152Records rt.Records[ocannlCharLMBackwardPart152]
 
-// ocannlCharLMBackwardPart155 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart153 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart155 struct {
+type ocannlCharLMBackwardPart153 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j169 of the nest (0 <= j169 < 8).
-func (r168 *ocannlCharLMBackwardPart155) Part(j169 int) {
-	scratch := r168.scratch
+// Part runs part j167 of the nest (0 <= j167 < 8).
+func (r166 *ocannlCharLMBackwardPart153) Part(j167 int) {
+	scratch := r166.scratch
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j169][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j169][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j169][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j169][0])
+			ocannlReduce11AVX512(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j167][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j167][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j167][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j167][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j169][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j169][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j169][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j169][0])
+			ocannlReduce11AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j167][0], &scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j167][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j167][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j167][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow9 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j169]
-				net_block_3_masked_attention_1_x_1Row3 := &scratch.net_block_3_masked_attention_1_x_1[i0][i1+8*j169]
-				v5 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j169][0] * scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j169][0]
-				acc83 := scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j169][0]
+				net_block_3_masked_attention_1_x_gradRow9 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j167]
+				net_block_3_masked_attention_1_x_1Row3 := &scratch.net_block_3_masked_attention_1_x_1[i0][i1+8*j167]
+				v4 := scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j167][0] * scratch.net_block_3_masked_attention_1_x_3[i0][i1+8*j167][0]
+				acc83 := scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j167][0]
 				for i2 := range 96 {
-					acc83 += net_block_3_masked_attention_1_x_gradRow9[i2] * (-(net_block_3_masked_attention_1_x_1Row3[i2] / v5))
+					acc83 += net_block_3_masked_attention_1_x_gradRow9[i2] * (-(net_block_3_masked_attention_1_x_1Row3[i2] / v4))
 				}
-				scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j169][0] = acc83
+				scratch.net_block_3_masked_attention_1_x_3_grad[i0][i1+8*j167][0] = acc83
 			}
 		}
 	}
 }
 
-// ocannlCharLMBackwardPart155Records holds the free ocannlCharLMBackwardPart155 records.
-var ocannlCharLMBackwardPart155Records rt.Records[ocannlCharLMBackwardPart155]
+// ocannlCharLMBackwardPart153Records holds the free ocannlCharLMBackwardPart153 records.
+var ocannlCharLMBackwardPart153Records rt.Records[ocannlCharLMBackwardPart153]
 
-// ocannlCharLMBackwardPart156 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart154 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart156 struct {
+type ocannlCharLMBackwardPart154 struct {
 	scratch                          *ocannlCharLMBackwardScratch
 	gNetBlock3LayerNorm1GammaPartial [8][96]float32
 }
 
-// Part runs part j170 of the nest (0 <= j170 < 8).
-func (r169 *ocannlCharLMBackwardPart156) Part(j170 int) {
-	scratch, gNetBlock3LayerNorm1GammaPartial := r169.scratch, &r169.gNetBlock3LayerNorm1GammaPartial
-	gNetBlock3LayerNorm1GammaPartial[j170] = [96]float32{}
+// Part runs part j168 of the nest (0 <= j168 < 8).
+func (r167 *ocannlCharLMBackwardPart154) Part(j168 int) {
+	scratch, gNetBlock3LayerNorm1GammaPartial := r167.scratch, &r167.gNetBlock3LayerNorm1GammaPartial
+	gNetBlock3LayerNorm1GammaPartial[j168] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock3LayerNorm1GammaPartial[j170][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j170][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j170][0][0])
+		ocannlReduce12AVX512(&gNetBlock3LayerNorm1GammaPartial[j168][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j168][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j168][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock3LayerNorm1GammaPartial[j170][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j170][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j170][0][0])
+		ocannlReduce12AVX2(&gNetBlock3LayerNorm1GammaPartial[j168][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j168][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j170]
+		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j168]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_3_masked_attention_1_x_1_gradRow2 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j170][i1]
-				net_block_3_layer_norm_1_centeredRow4 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j170][i1]
-				net_block_3_masked_attention_1_x_1_gradRow3 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j170][i1+1]
-				net_block_3_layer_norm_1_centeredRow5 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j170][i1+1]
-				net_block_3_masked_attention_1_x_1_gradRow4 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j170][i1+2]
-				net_block_3_layer_norm_1_centeredRow6 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j170][i1+2]
-				net_block_3_masked_attention_1_x_1_gradRow5 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j170][i1+3]
-				net_block_3_layer_norm_1_centeredRow7 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j170][i1+3]
+				net_block_3_masked_attention_1_x_1_gradRow2 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j168][i1]
+				net_block_3_layer_norm_1_centeredRow4 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j168][i1]
+				net_block_3_masked_attention_1_x_1_gradRow3 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j168][i1+1]
+				net_block_3_layer_norm_1_centeredRow5 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j168][i1+1]
+				net_block_3_masked_attention_1_x_1_gradRow4 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j168][i1+2]
+				net_block_3_layer_norm_1_centeredRow6 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j168][i1+2]
+				net_block_3_masked_attention_1_x_1_gradRow5 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0+2*j168][i1+3]
+				net_block_3_layer_norm_1_centeredRow7 := &scratch.net_block_3_layer_norm_1_centered[i0+2*j168][i1+3]
 				for i2 := range 96 {
 					acc84 := gNetBlock3LayerNorm1GammaPartialRow[i2]
 					acc84 += net_block_3_masked_attention_1_x_1_gradRow2[i2] * net_block_3_layer_norm_1_centeredRow4[i2]
@@ -20452,35 +20229,105 @@ func (r169 *ocannlCharLMBackwardPart156) Part(j170 int) {
 	}
 }
 
+// ocannlCharLMBackwardPart154Records holds the free ocannlCharLMBackwardPart154 records.
+var ocannlCharLMBackwardPart154Records rt.Records[ocannlCharLMBackwardPart154]
+
+// ocannlCharLMBackwardPart155 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart155 struct {
+	pNetBlock3LayerNorm1Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j170 of the nest (0 <= j170 < 8).
+func (r168 *ocannlCharLMBackwardPart155) Part(j170 int) {
+	pNetBlock3LayerNorm1Gamma, scratch := r168.pNetBlock3LayerNorm1Gamma, r168.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j170][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j170][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j170][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j170][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_masked_attention_1_x_1_gradRow6 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j170]
+				net_block_3_layer_norm_1_centered_gradRow := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j170]
+				for i2 := range 96 {
+					net_block_3_layer_norm_1_centered_gradRow[i2] += pNetBlock3LayerNorm1Gamma[i2] * net_block_3_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart155Records holds the free ocannlCharLMBackwardPart155 records.
+var ocannlCharLMBackwardPart155Records rt.Records[ocannlCharLMBackwardPart155]
+
+// ocannlCharLMBackwardPart156 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart156 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j171 of the nest (0 <= j171 < 8).
+func (r169 *ocannlCharLMBackwardPart156) Part(j171 int) {
+	scratch := r169.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlMap29AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j171][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j171][0], &scratch.net_block_3_layer_norm_1_centered[0][i1+8*j171][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlMap29AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j171][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j171][0], &scratch.net_block_3_layer_norm_1_centered[0][i1+8*j171][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_3_layer_norm_1_var_2_gradV := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j171][0]
+				net_block_3_layer_norm_1_centeredRow8 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j171]
+				net_block_3_layer_norm_1_centered_gradRow2 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j171]
+				for i2 := range 96 {
+					net_block_3_layer_norm_1_centered_gradRow2[i2] += net_block_3_layer_norm_1_var_2_gradV * net_block_3_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlCharLMBackwardPart156Records holds the free ocannlCharLMBackwardPart156 records.
 var ocannlCharLMBackwardPart156Records rt.Records[ocannlCharLMBackwardPart156]
 
 // ocannlCharLMBackwardPart157 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart157 struct {
-	pNetBlock3LayerNorm1Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r170 *ocannlCharLMBackwardPart157) Part(j172 int) {
-	pNetBlock3LayerNorm1Gamma, scratch := r170.pNetBlock3LayerNorm1Gamma, r170.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r170.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j172][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j172][0])
+		for i1 := range 8 {
+			ocannlMap30AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j172][0], &scratch.net_block_3_layer_norm_1_centered[0][i1+8*j172][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j172][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j172][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j172][0])
+		for i1 := range 8 {
+			ocannlMap30AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j172][0], &scratch.net_block_3_layer_norm_1_centered[0][i1+8*j172][0], &scratch.net_block_3_layer_norm_1_var_2_grad[0][i1+8*j172][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_1_gradRow6 := &scratch.net_block_3_masked_attention_1_x_1_grad[i0][i1+8*j172]
-				net_block_3_layer_norm_1_centered_gradRow := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j172]
+				net_block_3_layer_norm_1_centeredRow9 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j172]
+				net_block_3_layer_norm_1_var_2_gradV2 := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j172][0]
+				net_block_3_layer_norm_1_centered_gradRow3 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j172]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_centered_gradRow[i2] += pNetBlock3LayerNorm1Gamma[i2] * net_block_3_masked_attention_1_x_1_gradRow6[i2]
+					net_block_3_layer_norm_1_centered_gradRow3[i2] += net_block_3_layer_norm_1_centeredRow9[i2] * net_block_3_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -20499,22 +20346,22 @@ type ocannlCharLMBackwardPart158 struct {
 // Part runs part j173 of the nest (0 <= j173 < 8).
 func (r171 *ocannlCharLMBackwardPart158) Part(j173 int) {
 	scratch := r171.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j173][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j173][0])
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j173][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j173][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j173][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j173][0])
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j173][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j173][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_var_2_gradV := scratch.net_block_3_layer_norm_1_var_2_grad[i0][i1+8*j173][0]
-				net_block_3_layer_norm_1_var_1_gradRow := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j173]
+				net_block_3_layer_norm_1_centered_gradRow4 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j173]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j173]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_var_1_gradRow[i2] += net_block_3_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow10[i2] += net_block_3_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -20533,24 +20380,25 @@ type ocannlCharLMBackwardPart159 struct {
 // Part runs part j174 of the nest (0 <= j174 < 8).
 func (r172 *ocannlCharLMBackwardPart159) Part(j174 int) {
 	scratch := r172.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j174][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j174][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j174][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j174][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j174][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j174][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j174][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j174][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j174][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j174][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_var_1_gradRow2 := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j174]
-				net_block_3_layer_norm_1_centeredRow8 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j174]
-				net_block_3_layer_norm_1_centered_gradRow2 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j174]
+				net_block_3_layer_norm_1_centered_gradRow5 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j174]
+				acc86 := scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j174][0]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_centered_gradRow2[i2] += net_block_3_layer_norm_1_var_1_gradRow2[i2] * net_block_3_layer_norm_1_centeredRow8[i2]
+					acc86 -= net_block_3_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j174][0] = acc86
 			}
 		}
 	}
@@ -20568,23 +20416,22 @@ type ocannlCharLMBackwardPart160 struct {
 // Part runs part j175 of the nest (0 <= j175 < 8).
 func (r173 *ocannlCharLMBackwardPart160) Part(j175 int) {
 	scratch := r173.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j175][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j175][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j175][0])
+		for i1 := range 8 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j175][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j175][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j175][0], &scratch.net_block_3_layer_norm_1_centered[i0][8*j175][0], &scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j175][0])
+		for i1 := range 8 {
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j175][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j175][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_centeredRow9 := &scratch.net_block_3_layer_norm_1_centered[i0][i1+8*j175]
-				net_block_3_layer_norm_1_var_1_gradRow3 := &scratch.net_block_3_layer_norm_1_var_1_grad[i0][i1+8*j175]
-				net_block_3_layer_norm_1_centered_gradRow3 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j175]
+				net_block_3_layer_norm_1_mean_1_gradV := scratch.net_block_3_layer_norm_1_mean_1_grad[i0][i1+8*j175][0]
+				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j175]
 				for i2 := range 96 {
-					net_block_3_layer_norm_1_centered_gradRow3[i2] += net_block_3_layer_norm_1_centeredRow9[i2] * net_block_3_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradRow11[i2] += net_block_3_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -20597,28 +20444,30 @@ var ocannlCharLMBackwardPart160Records rt.Records[ocannlCharLMBackwardPart160]
 // ocannlCharLMBackwardPart161 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart161 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock2Dropout2Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r174 *ocannlCharLMBackwardPart161) Part(j176 int) {
-	scratch := r174.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	nNetBlock2Dropout2Mask, scratch := r174.nNetBlock2Dropout2Mask, r174.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j176][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j176][0])
+			ocannlMap32AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j176][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j176][0], &nNetBlock2Dropout2Mask[6144*i0+768*j176])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j176][0], &scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j176][0])
+			ocannlMap32AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j176][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j176][0], &nNetBlock2Dropout2Mask[6144*i0+768*j176])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_3_layer_norm_1_centered_gradRow4 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j176]
-				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j176]
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j176]
+				nNetBlock2Dropout2MaskRow2 := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j176 : 6144*i0+96*i1+768*j176+96])
+				net_block_2_dropout_2_x_gradRow := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j176]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow10[i2] += net_block_3_layer_norm_1_centered_gradRow4[i2]
+					net_block_2_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow12[i2] * nNetBlock2Dropout2MaskRow2[i2]
 				}
 			}
 		}
@@ -20629,136 +20478,30 @@ func (r174 *ocannlCharLMBackwardPart161) Part(j176 int) {
 var ocannlCharLMBackwardPart161Records rt.Records[ocannlCharLMBackwardPart161]
 
 // ocannlCharLMBackwardPart162 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart162 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j177 of the nest (0 <= j177 < 8).
-func (r175 *ocannlCharLMBackwardPart162) Part(j177 int) {
-	scratch := r175.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j177][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j177][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j177][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j177][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_centered_gradRow5 := &scratch.net_block_3_layer_norm_1_centered_grad[i0][i1+8*j177]
-				acc86 := scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j177][0]
-				for i2 := range 96 {
-					acc86 -= net_block_3_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_3_layer_norm_1_mean_grad[i0][i1+8*j177][0] = acc86
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart162Records holds the free ocannlCharLMBackwardPart162 records.
-var ocannlCharLMBackwardPart162Records rt.Records[ocannlCharLMBackwardPart162]
-
-// ocannlCharLMBackwardPart163 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart163 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j178 of the nest (0 <= j178 < 8).
-func (r176 *ocannlCharLMBackwardPart163) Part(j178 int) {
-	scratch := r176.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j178][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j178][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j178][0], &scratch.net_block_3_layer_norm_1_mean_1_grad[0][i1+8*j178][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_layer_norm_1_mean_1_gradV := scratch.net_block_3_layer_norm_1_mean_1_grad[i0][i1+8*j178][0]
-				net_layer_norm_1_centered_gradRow11 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j178]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow11[i2] += net_block_3_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart163Records holds the free ocannlCharLMBackwardPart163 records.
-var ocannlCharLMBackwardPart163Records rt.Records[ocannlCharLMBackwardPart163]
-
-// ocannlCharLMBackwardPart164 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart164 struct {
-	nNetBlock2Dropout2Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j179 of the nest (0 <= j179 < 8).
-func (r177 *ocannlCharLMBackwardPart164) Part(j179 int) {
-	nNetBlock2Dropout2Mask, scratch := r177.nNetBlock2Dropout2Mask, r177.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j179][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j179][0], &nNetBlock2Dropout2Mask[6144*i0+768*j179])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j179][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j179][0], &nNetBlock2Dropout2Mask[6144*i0+768*j179])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j179]
-				nNetBlock2Dropout2MaskRow2 := (*[96]float32)(nNetBlock2Dropout2Mask[6144*i0+96*i1+768*j179 : 6144*i0+96*i1+768*j179+96])
-				net_block_2_dropout_2_x_gradRow := &scratch.net_block_2_dropout_2_x_grad[i0][i1+8*j179]
-				for i2 := range 96 {
-					net_block_2_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow12[i2] * nNetBlock2Dropout2MaskRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart164Records holds the free ocannlCharLMBackwardPart164 records.
-var ocannlCharLMBackwardPart164Records rt.Records[ocannlCharLMBackwardPart164]
-
-// ocannlCharLMBackwardPart165 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart165 struct {
+type ocannlCharLMBackwardPart162 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 	gNetBlock2Linear1BPartial [8][96]float32
 }
 
-// Part runs part j180 of the nest (0 <= j180 < 8).
-func (r178 *ocannlCharLMBackwardPart165) Part(j180 int) {
-	scratch, gNetBlock2Linear1BPartial := r178.scratch, &r178.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j180] = [96]float32{}
+// Part runs part j177 of the nest (0 <= j177 < 8).
+func (r175 *ocannlCharLMBackwardPart162) Part(j177 int) {
+	scratch, gNetBlock2Linear1BPartial := r175.scratch, &r175.gNetBlock2Linear1BPartial
+	gNetBlock2Linear1BPartial[j177] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j180][0], &scratch.net_block_2_dropout_2_x_grad[2*j180][0][0])
+		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j177][0], &scratch.net_block_2_dropout_2_x_grad[2*j177][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j180][0], &scratch.net_block_2_dropout_2_x_grad[2*j180][0][0])
+		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j177][0], &scratch.net_block_2_dropout_2_x_grad[2*j177][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j180]
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j177]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_dropout_2_x_gradRow2 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1]
-				net_block_2_dropout_2_x_gradRow3 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1+1]
-				net_block_2_dropout_2_x_gradRow4 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1+2]
-				net_block_2_dropout_2_x_gradRow5 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1+3]
+				net_block_2_dropout_2_x_gradRow2 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j177][i1]
+				net_block_2_dropout_2_x_gradRow3 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j177][i1+1]
+				net_block_2_dropout_2_x_gradRow4 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j177][i1+2]
+				net_block_2_dropout_2_x_gradRow5 := &scratch.net_block_2_dropout_2_x_grad[i0+2*j177][i1+3]
 				for i2 := range 96 {
 					acc87 := gNetBlock2Linear1BPartialRow[i2]
 					acc87 += net_block_2_dropout_2_x_gradRow2[i2]
@@ -20772,33 +20515,33 @@ func (r178 *ocannlCharLMBackwardPart165) Part(j180 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart165Records holds the free ocannlCharLMBackwardPart165 records.
-var ocannlCharLMBackwardPart165Records rt.Records[ocannlCharLMBackwardPart165]
+// ocannlCharLMBackwardPart162Records holds the free ocannlCharLMBackwardPart162 records.
+var ocannlCharLMBackwardPart162Records rt.Records[ocannlCharLMBackwardPart162]
 
-// ocannlCharLMBackwardPart166 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// ocannlCharLMBackwardPart163 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
 // for each 64 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart166 struct {
+type ocannlCharLMBackwardPart163 struct {
 	gNetBlock2Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j182 of the nest (0 <= j182 < 6).
-func (r179 *ocannlCharLMBackwardPart166) Part(j182 int) {
-	gNetBlock2Linear1W, scratch := r179.gNetBlock2Linear1W, r179.scratch
+// Part runs part j179 of the nest (0 <= j179 < 6).
+func (r176 *ocannlCharLMBackwardPart163) Part(j179 int) {
+	gNetBlock2Linear1W, scratch := r176.gNetBlock2Linear1W, r176.scratch
 	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j182], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j182])
+		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j179], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j179])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j182], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j182])
+		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j179], &scratch.net_block_2_dropout_2_x_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j179])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
 				for i2 := range 96 {
 					net_block_2_dropout_2_x_gradV := scratch.net_block_2_dropout_2_x_grad[i0][i1][i2]
-					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j182 : 384*i2+64*j182+64])
+					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j179 : 384*i2+64*j179+64])
 					for i3 := range 64 {
-						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_gradV * net_block_2_linear_1_xRow3[i3+64*j182]
+						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_gradV * net_block_2_linear_1_xRow3[i3+64*j179]
 					}
 				}
 			}
@@ -20806,38 +20549,38 @@ func (r179 *ocannlCharLMBackwardPart166) Part(j182 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart166Records holds the free ocannlCharLMBackwardPart166 records.
-var ocannlCharLMBackwardPart166Records rt.Records[ocannlCharLMBackwardPart166]
+// ocannlCharLMBackwardPart163Records holds the free ocannlCharLMBackwardPart163 records.
+var ocannlCharLMBackwardPart163Records rt.Records[ocannlCharLMBackwardPart163]
 
-// ocannlCharLMBackwardPart167 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart164 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart167 struct {
+type ocannlCharLMBackwardPart164 struct {
 	pNetBlock2Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j183 of the nest (0 <= j183 < 8).
-func (r180 *ocannlCharLMBackwardPart167) Part(j183 int) {
-	pNetBlock2Linear1W, scratch := r180.pNetBlock2Linear1W, r180.scratch
+// Part runs part j180 of the nest (0 <= j180 < 8).
+func (r177 *ocannlCharLMBackwardPart164) Part(j180 int) {
+	pNetBlock2Linear1W, scratch := r177.pNetBlock2Linear1W, r177.scratch
 	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j183][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j183][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j180][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j180][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j183][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j183][0][0], &pNetBlock2Linear1W[0])
+		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j180][0][0], &scratch.net_block_2_dropout_2_x_grad[2*j180][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j183][i1]
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j180][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock2Linear1WRow2 := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
-					net_block_2_dropout_2_x_gradV2 := scratch.net_block_2_dropout_2_x_grad[i0+2*j183][i1][i2]
+					net_block_2_dropout_2_x_gradV2 := scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1][i2]
 					pNetBlock2Linear1WRow3 := (*[384]float32)(pNetBlock2Linear1W[384*i2+384 : 384*i2+768])
-					net_block_2_dropout_2_x_gradV3 := scratch.net_block_2_dropout_2_x_grad[i0+2*j183][i1][i2+1]
+					net_block_2_dropout_2_x_gradV3 := scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1][i2+1]
 					pNetBlock2Linear1WRow4 := (*[384]float32)(pNetBlock2Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_2_dropout_2_x_gradV4 := scratch.net_block_2_dropout_2_x_grad[i0+2*j183][i1][i2+2]
+					net_block_2_dropout_2_x_gradV4 := scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1][i2+2]
 					pNetBlock2Linear1WRow5 := (*[384]float32)(pNetBlock2Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_2_dropout_2_x_gradV5 := scratch.net_block_2_dropout_2_x_grad[i0+2*j183][i1][i2+3]
+					net_block_2_dropout_2_x_gradV5 := scratch.net_block_2_dropout_2_x_grad[i0+2*j180][i1][i2+3]
 					for i3 := range 384 {
 						acc89 := net_block_2_linear_1_x_gradRow[i3]
 						acc89 += pNetBlock2Linear1WRow2[i3] * net_block_2_dropout_2_x_gradV2
@@ -20852,29 +20595,29 @@ func (r180 *ocannlCharLMBackwardPart167) Part(j183 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart167Records holds the free ocannlCharLMBackwardPart167 records.
-var ocannlCharLMBackwardPart167Records rt.Records[ocannlCharLMBackwardPart167]
+// ocannlCharLMBackwardPart164Records holds the free ocannlCharLMBackwardPart164 records.
+var ocannlCharLMBackwardPart164Records rt.Records[ocannlCharLMBackwardPart164]
 
-// ocannlCharLMBackwardPart168 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart165 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart168 struct {
+type ocannlCharLMBackwardPart165 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j184 of the nest (0 <= j184 < 8).
-func (r181 *ocannlCharLMBackwardPart168) Part(j184 int) {
-	scratch := r181.scratch
+// Part runs part j181 of the nest (0 <= j181 < 8).
+func (r178 *ocannlCharLMBackwardPart165) Part(j181 int) {
+	scratch := r178.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j184][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j184][0], &scratch.net_block_2_linear_1_x_2[i0][8*j184][0])
+			ocannlMap33AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j181][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j181][0], &scratch.net_block_2_linear_1_x_2[i0][8*j181][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j184]
-				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j184]
-				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j184]
+				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j181]
+				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j181]
+				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j181]
 				for i2 := range 384 {
 					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_2_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_2_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_2_linear_1_x_2Row3[i2]*net_block_2_linear_1_x_2Row3[i2])))))))
 				}
@@ -20883,34 +20626,34 @@ func (r181 *ocannlCharLMBackwardPart168) Part(j184 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart168Records holds the free ocannlCharLMBackwardPart168 records.
-var ocannlCharLMBackwardPart168Records rt.Records[ocannlCharLMBackwardPart168]
+// ocannlCharLMBackwardPart165Records holds the free ocannlCharLMBackwardPart165 records.
+var ocannlCharLMBackwardPart165Records rt.Records[ocannlCharLMBackwardPart165]
 
-// ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart166 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart169 struct {
+type ocannlCharLMBackwardPart166 struct {
 	scratch                   *ocannlCharLMBackwardScratch
 	gNetBlock2Linear2BPartial [8][384]float32
 }
 
-// Part runs part j185 of the nest (0 <= j185 < 8).
-func (r182 *ocannlCharLMBackwardPart169) Part(j185 int) {
-	scratch, gNetBlock2Linear2BPartial := r182.scratch, &r182.gNetBlock2Linear2BPartial
-	gNetBlock2Linear2BPartial[j185] = [384]float32{}
+// Part runs part j182 of the nest (0 <= j182 < 8).
+func (r179 *ocannlCharLMBackwardPart166) Part(j182 int) {
+	scratch, gNetBlock2Linear2BPartial := r179.scratch, &r179.gNetBlock2Linear2BPartial
+	gNetBlock2Linear2BPartial[j182] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock2Linear2BPartial[j185][0], &scratch.net_block_2_linear_1_x_2_grad[2*j185][0][0])
+		ocannlReduce14AVX512(&gNetBlock2Linear2BPartial[j182][0], &scratch.net_block_2_linear_1_x_2_grad[2*j182][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock2Linear2BPartial[j185][0], &scratch.net_block_2_linear_1_x_2_grad[2*j185][0][0])
+		ocannlReduce14AVX2(&gNetBlock2Linear2BPartial[j182][0], &scratch.net_block_2_linear_1_x_2_grad[2*j182][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j185]
+		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j182]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1]
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1+1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1+2]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1+3]
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j182][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j182][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j182][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+2*j182][i1+3]
 				for i2 := range 384 {
 					acc90 := gNetBlock2Linear2BPartialRow[i2]
 					acc90 += net_block_2_linear_1_x_2_gradRow2[i2]
@@ -20924,31 +20667,31 @@ func (r182 *ocannlCharLMBackwardPart169) Part(j185 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart169Records holds the free ocannlCharLMBackwardPart169 records.
-var ocannlCharLMBackwardPart169Records rt.Records[ocannlCharLMBackwardPart169]
+// ocannlCharLMBackwardPart166Records holds the free ocannlCharLMBackwardPart166 records.
+var ocannlCharLMBackwardPart166Records rt.Records[ocannlCharLMBackwardPart166]
 
-// ocannlCharLMBackwardPart170 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart167 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 48 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart170 struct {
+type ocannlCharLMBackwardPart167 struct {
 	gNetBlock2Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j187 of the nest (0 <= j187 < 8).
-func (r183 *ocannlCharLMBackwardPart170) Part(j187 int) {
-	gNetBlock2Linear2W, scratch := r183.gNetBlock2Linear2W, r183.scratch
+// Part runs part j184 of the nest (0 <= j184 < 8).
+func (r180 *ocannlCharLMBackwardPart167) Part(j184 int) {
+	gNetBlock2Linear2W, scratch := r180.gNetBlock2Linear2W, r180.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j187], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j187], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j184], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j184], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j187], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j187], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j184], &scratch.net_block_2_linear_1_x_2_grad[0][0][48*j184], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_2_xRow3 := &scratch.net_block_2_linear_2_x[i0][i1]
 				for i2 := range 48 {
-					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+48*j187]
-					gNetBlock2Linear2WRow := (*[96]float32)(gNetBlock2Linear2W[96*i2+4608*j187 : 96*i2+4608*j187+96])
+					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+48*j184]
+					gNetBlock2Linear2WRow := (*[96]float32)(gNetBlock2Linear2W[96*i2+4608*j184 : 96*i2+4608*j184+96])
 					for i3 := range 96 {
 						gNetBlock2Linear2WRow[i3] += net_block_2_linear_1_x_2_gradV * net_block_2_linear_2_xRow3[i3]
 					}
@@ -20958,38 +20701,38 @@ func (r183 *ocannlCharLMBackwardPart170) Part(j187 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart170Records holds the free ocannlCharLMBackwardPart170 records.
-var ocannlCharLMBackwardPart170Records rt.Records[ocannlCharLMBackwardPart170]
+// ocannlCharLMBackwardPart167Records holds the free ocannlCharLMBackwardPart167 records.
+var ocannlCharLMBackwardPart167Records rt.Records[ocannlCharLMBackwardPart167]
 
-// ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart168 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart171 struct {
+type ocannlCharLMBackwardPart168 struct {
 	pNetBlock2Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j188 of the nest (0 <= j188 < 8).
-func (r184 *ocannlCharLMBackwardPart171) Part(j188 int) {
-	pNetBlock2Linear2W, scratch := r184.pNetBlock2Linear2W, r184.scratch
+// Part runs part j185 of the nest (0 <= j185 < 8).
+func (r181 *ocannlCharLMBackwardPart168) Part(j185 int) {
+	pNetBlock2Linear2W, scratch := r181.pNetBlock2Linear2W, r181.scratch
 	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j188][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j188][0][0], &pNetBlock2Linear2W[0])
+		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j185][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j185][0][0], &pNetBlock2Linear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j188][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j188][0][0], &pNetBlock2Linear2W[0])
+		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j185][0][0], &scratch.net_block_2_linear_1_x_2_grad[2*j185][0][0], &pNetBlock2Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j188][i1]
+				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j185][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock2Linear2WRow2 := (*[96]float32)(pNetBlock2Linear2W[96*i2 : 96*i2+96])
-					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j188][i1][i2]
+					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1][i2]
 					pNetBlock2Linear2WRow3 := (*[96]float32)(pNetBlock2Linear2W[96*i2+96 : 96*i2+192])
-					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j188][i1][i2+1]
+					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1][i2+1]
 					pNetBlock2Linear2WRow4 := (*[96]float32)(pNetBlock2Linear2W[96*i2+192 : 96*i2+288])
-					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j188][i1][i2+2]
+					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1][i2+2]
 					pNetBlock2Linear2WRow5 := (*[96]float32)(pNetBlock2Linear2W[96*i2+288 : 96*i2+384])
-					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j188][i1][i2+3]
+					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+2*j185][i1][i2+3]
 					for i3 := range 96 {
 						acc92 := net_block_2_linear_2_x_gradRow[i3]
 						acc92 += pNetBlock2Linear2WRow2[i3] * net_block_2_linear_1_x_2_gradV2
@@ -21004,34 +20747,34 @@ func (r184 *ocannlCharLMBackwardPart171) Part(j188 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart171Records holds the free ocannlCharLMBackwardPart171 records.
-var ocannlCharLMBackwardPart171Records rt.Records[ocannlCharLMBackwardPart171]
+// ocannlCharLMBackwardPart168Records holds the free ocannlCharLMBackwardPart168 records.
+var ocannlCharLMBackwardPart168Records rt.Records[ocannlCharLMBackwardPart168]
 
-// ocannlCharLMBackwardPart172 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart172 struct {
+type ocannlCharLMBackwardPart169 struct {
 	scratch                         *ocannlCharLMBackwardScratch
 	gNetBlock2LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j189 of the nest (0 <= j189 < 8).
-func (r185 *ocannlCharLMBackwardPart172) Part(j189 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r185.scratch, &r185.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j189] = [96]float32{}
+// Part runs part j186 of the nest (0 <= j186 < 8).
+func (r182 *ocannlCharLMBackwardPart169) Part(j186 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r182.scratch, &r182.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j186] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j189][0], &scratch.net_block_2_linear_2_x_grad[2*j189][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j186][0], &scratch.net_block_2_linear_2_x_grad[2*j186][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j189][0], &scratch.net_block_2_linear_2_x_grad[2*j189][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j186][0], &scratch.net_block_2_linear_2_x_grad[2*j186][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j189]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j186]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_2_x_gradRow2 := &scratch.net_block_2_linear_2_x_grad[i0+2*j189][i1]
-				net_block_2_linear_2_x_gradRow3 := &scratch.net_block_2_linear_2_x_grad[i0+2*j189][i1+1]
-				net_block_2_linear_2_x_gradRow4 := &scratch.net_block_2_linear_2_x_grad[i0+2*j189][i1+2]
-				net_block_2_linear_2_x_gradRow5 := &scratch.net_block_2_linear_2_x_grad[i0+2*j189][i1+3]
+				net_block_2_linear_2_x_gradRow2 := &scratch.net_block_2_linear_2_x_grad[i0+2*j186][i1]
+				net_block_2_linear_2_x_gradRow3 := &scratch.net_block_2_linear_2_x_grad[i0+2*j186][i1+1]
+				net_block_2_linear_2_x_gradRow4 := &scratch.net_block_2_linear_2_x_grad[i0+2*j186][i1+2]
+				net_block_2_linear_2_x_gradRow5 := &scratch.net_block_2_linear_2_x_grad[i0+2*j186][i1+3]
 				for i2 := range 96 {
 					acc93 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc93 += net_block_2_linear_2_x_gradRow2[i2]
@@ -21045,35 +20788,153 @@ func (r185 *ocannlCharLMBackwardPart172) Part(j189 int) {
 	}
 }
 
+// ocannlCharLMBackwardPart169Records holds the free ocannlCharLMBackwardPart169 records.
+var ocannlCharLMBackwardPart169Records rt.Records[ocannlCharLMBackwardPart169]
+
+// ocannlCharLMBackwardPart170 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart170 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j188 of the nest (0 <= j188 < 8).
+func (r183 *ocannlCharLMBackwardPart170) Part(j188 int) {
+	scratch := r183.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap24AVX512(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j188][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j188][0], &scratch.net_block_2_linear_2_x_3[i0][8*j188][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap24AVX2(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j188][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j188][0], &scratch.net_block_2_linear_2_x_3[i0][8*j188][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_linear_2_x_gradRow6 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j188]
+				net_block_2_linear_2_x_3V2 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j188][0]
+				net_block_2_linear_2_x_1_gradRow := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j188]
+				for i2 := range 96 {
+					net_block_2_linear_2_x_1_gradRow[i2] += net_block_2_linear_2_x_gradRow6[i2] / net_block_2_linear_2_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart170Records holds the free ocannlCharLMBackwardPart170 records.
+var ocannlCharLMBackwardPart170Records rt.Records[ocannlCharLMBackwardPart170]
+
+// ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart171 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j189 of the nest (0 <= j189 < 8).
+func (r184 *ocannlCharLMBackwardPart171) Part(j189 int) {
+	scratch := r184.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce11AVX512(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j189][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j189][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j189][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j189][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce11AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j189][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j189][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j189][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j189][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_linear_2_x_gradRow7 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j189]
+				net_block_2_linear_2_x_1Row3 := &scratch.net_block_2_linear_2_x_1[i0][i1+8*j189]
+				v5 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j189][0] * scratch.net_block_2_linear_2_x_3[i0][i1+8*j189][0]
+				acc95 := scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j189][0]
+				for i2 := range 96 {
+					acc95 += net_block_2_linear_2_x_gradRow7[i2] * (-(net_block_2_linear_2_x_1Row3[i2] / v5))
+				}
+				scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j189][0] = acc95
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart171Records holds the free ocannlCharLMBackwardPart171 records.
+var ocannlCharLMBackwardPart171Records rt.Records[ocannlCharLMBackwardPart171]
+
+// ocannlCharLMBackwardPart172 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart172 struct {
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock2LayerNorm2GammaPartial [8][96]float32
+}
+
+// Part runs part j190 of the nest (0 <= j190 < 8).
+func (r185 *ocannlCharLMBackwardPart172) Part(j190 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r185.scratch, &r185.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j190] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j190][0], &scratch.net_block_2_linear_2_x_1_grad[2*j190][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j190][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j190][0], &scratch.net_block_2_linear_2_x_1_grad[2*j190][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j190][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j190]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_linear_2_x_1_gradRow2 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j190][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j190][i1]
+				net_block_2_linear_2_x_1_gradRow3 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j190][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j190][i1+1]
+				net_block_2_linear_2_x_1_gradRow4 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j190][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j190][i1+2]
+				net_block_2_linear_2_x_1_gradRow5 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j190][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j190][i1+3]
+				for i2 := range 96 {
+					acc96 := gNetBlock2LayerNorm2GammaPartialRow[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow3[i2] * net_block_2_layer_norm_2_centeredRow5[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow4[i2] * net_block_2_layer_norm_2_centeredRow6[i2]
+					acc96 += net_block_2_linear_2_x_1_gradRow5[i2] * net_block_2_layer_norm_2_centeredRow7[i2]
+					gNetBlock2LayerNorm2GammaPartialRow[i2] = acc96
+				}
+			}
+		}
+	}
+}
+
 // ocannlCharLMBackwardPart172Records holds the free ocannlCharLMBackwardPart172 records.
 var ocannlCharLMBackwardPart172Records rt.Records[ocannlCharLMBackwardPart172]
 
 // ocannlCharLMBackwardPart173 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart173 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetBlock2LayerNorm2Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j191 of the nest (0 <= j191 < 8).
-func (r186 *ocannlCharLMBackwardPart173) Part(j191 int) {
-	scratch := r186.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+// Part runs part j192 of the nest (0 <= j192 < 8).
+func (r186 *ocannlCharLMBackwardPart173) Part(j192 int) {
+	pNetBlock2LayerNorm2Gamma, scratch := r186.pNetBlock2LayerNorm2Gamma, r186.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j191][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j191][0], &scratch.net_block_2_linear_2_x_3[i0][8*j191][0])
+			ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j192][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j192][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j191][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j191][0], &scratch.net_block_2_linear_2_x_3[i0][8*j191][0])
+			ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j192][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j192][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_linear_2_x_gradRow6 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j191]
-				net_block_2_linear_2_x_3V2 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j191][0]
-				net_block_2_linear_2_x_1_gradRow := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j191]
+				net_block_2_linear_2_x_1_gradRow6 := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j192]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j192]
 				for i2 := range 96 {
-					net_block_2_linear_2_x_1_gradRow[i2] += net_block_2_linear_2_x_gradRow6[i2] / net_block_2_linear_2_x_3V2
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_linear_2_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -21089,30 +20950,27 @@ type ocannlCharLMBackwardPart174 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j192 of the nest (0 <= j192 < 8).
-func (r187 *ocannlCharLMBackwardPart174) Part(j192 int) {
+// Part runs part j193 of the nest (0 <= j193 < 8).
+func (r187 *ocannlCharLMBackwardPart174) Part(j193 int) {
 	scratch := r187.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j192][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j192][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j192][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j192][0])
+			ocannlMap29AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j193][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j193][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+8*j193][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j192][0], &scratch.net_block_2_linear_2_x_grad[0][i1+8*j192][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j192][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j192][0])
+			ocannlMap29AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j193][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j193][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+8*j193][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_linear_2_x_gradRow7 := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j192]
-				net_block_2_linear_2_x_1Row3 := &scratch.net_block_2_linear_2_x_1[i0][i1+8*j192]
-				v6 := scratch.net_block_2_linear_2_x_3[i0][i1+8*j192][0] * scratch.net_block_2_linear_2_x_3[i0][i1+8*j192][0]
-				acc95 := scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j192][0]
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j193][0]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j193]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j193]
 				for i2 := range 96 {
-					acc95 += net_block_2_linear_2_x_gradRow7[i2] * (-(net_block_2_linear_2_x_1Row3[i2] / v6))
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_2_gradV * net_block_2_layer_norm_2_centeredRow8[i2]
 				}
-				scratch.net_block_2_linear_2_x_3_grad[i0][i1+8*j192][0] = acc95
 			}
 		}
 	}
@@ -21122,41 +20980,31 @@ func (r187 *ocannlCharLMBackwardPart174) Part(j192 int) {
 var ocannlCharLMBackwardPart174Records rt.Records[ocannlCharLMBackwardPart174]
 
 // ocannlCharLMBackwardPart175 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart175 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock2LayerNorm2GammaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j193 of the nest (0 <= j193 < 8).
-func (r188 *ocannlCharLMBackwardPart175) Part(j193 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r188.scratch, &r188.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j193] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j194 of the nest (0 <= j194 < 8).
+func (r188 *ocannlCharLMBackwardPart175) Part(j194 int) {
+	scratch := r188.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j193][0], &scratch.net_block_2_linear_2_x_1_grad[2*j193][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j193][0][0])
+		for i1 := range 8 {
+			ocannlMap30AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j194][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+8*j194][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j194][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j193][0], &scratch.net_block_2_linear_2_x_1_grad[2*j193][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j193][0][0])
+		for i1 := range 8 {
+			ocannlMap30AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j194][0], &scratch.net_block_2_layer_norm_2_centered[0][i1+8*j194][0], &scratch.net_block_2_layer_norm_2_var_2_grad[0][i1+8*j194][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j193]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_linear_2_x_1_gradRow2 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j193][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j193][i1]
-				net_block_2_linear_2_x_1_gradRow3 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j193][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j193][i1+1]
-				net_block_2_linear_2_x_1_gradRow4 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j193][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j193][i1+2]
-				net_block_2_linear_2_x_1_gradRow5 := &scratch.net_block_2_linear_2_x_1_grad[i0+2*j193][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+2*j193][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j194]
+				net_block_2_layer_norm_2_var_2_gradV2 := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j194][0]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j194]
 				for i2 := range 96 {
-					acc96 := gNetBlock2LayerNorm2GammaPartialRow[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow3[i2] * net_block_2_layer_norm_2_centeredRow5[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow4[i2] * net_block_2_layer_norm_2_centeredRow6[i2]
-					acc96 += net_block_2_linear_2_x_1_gradRow5[i2] * net_block_2_layer_norm_2_centeredRow7[i2]
-					gNetBlock2LayerNorm2GammaPartialRow[i2] = acc96
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -21169,29 +21017,28 @@ var ocannlCharLMBackwardPart175Records rt.Records[ocannlCharLMBackwardPart175]
 // ocannlCharLMBackwardPart176 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart176 struct {
-	pNetBlock2LayerNorm2Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j195 of the nest (0 <= j195 < 8).
 func (r189 *ocannlCharLMBackwardPart176) Part(j195 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r189.pNetBlock2LayerNorm2Gamma, r189.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r189.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j195][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j195][0])
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j195][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j195][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j195][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j195][0])
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j195][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j195][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_linear_2_x_1_gradRow6 := &scratch.net_block_2_linear_2_x_1_grad[i0][i1+8*j195]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j195]
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j195]
+				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j195]
 				for i2 := range 96 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_linear_2_x_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow13[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -21210,23 +21057,25 @@ type ocannlCharLMBackwardPart177 struct {
 // Part runs part j196 of the nest (0 <= j196 < 8).
 func (r190 *ocannlCharLMBackwardPart177) Part(j196 int) {
 	scratch := r190.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j196][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j196][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j196][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j196][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j196][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j196][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j196][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j196][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0][i1+8*j196][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j196]
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j196]
+				acc98 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j196][0]
 				for i2 := range 96 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+					acc98 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j196][0] = acc98
 			}
 		}
 	}
@@ -21244,23 +21093,22 @@ type ocannlCharLMBackwardPart178 struct {
 // Part runs part j197 of the nest (0 <= j197 < 8).
 func (r191 *ocannlCharLMBackwardPart178) Part(j197 int) {
 	scratch := r191.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j197][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j197][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j197][0])
+		for i1 := range 8 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j197][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j197][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j197][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j197][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j197][0])
+		for i1 := range 8 {
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j197][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j197][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j197]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j197]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j197]
+				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1+8*j197][0]
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j197]
 				for i2 := range 96 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow14[i2] += net_block_2_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -21273,29 +21121,30 @@ var ocannlCharLMBackwardPart178Records rt.Records[ocannlCharLMBackwardPart178]
 // ocannlCharLMBackwardPart179 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart179 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock2Dropout1Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j198 of the nest (0 <= j198 < 8).
 func (r192 *ocannlCharLMBackwardPart179) Part(j198 int) {
-	scratch := r192.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	nNetBlock2Dropout1Mask, scratch := r192.nNetBlock2Dropout1Mask, r192.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j198][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j198][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j198][0])
+			ocannlMap32AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j198][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j198][0], &nNetBlock2Dropout1Mask[6144*i0+768*j198])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j198][0], &scratch.net_block_2_layer_norm_2_centered[i0][8*j198][0], &scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j198][0])
+			ocannlMap32AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j198][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j198][0], &nNetBlock2Dropout1Mask[6144*i0+768*j198])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0][i1+8*j198]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0][i1+8*j198]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j198]
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j198]
+				nNetBlock2Dropout1MaskRow2 := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j198 : 6144*i0+96*i1+768*j198+96])
+				net_block_2_dropout_1_x_gradRow := &scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j198]
 				for i2 := range 96 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
+					net_block_2_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow15[i2] * nNetBlock2Dropout1MaskRow2[i2]
 				}
 			}
 		}
@@ -21305,169 +21154,29 @@ func (r192 *ocannlCharLMBackwardPart179) Part(j198 int) {
 // ocannlCharLMBackwardPart179Records holds the free ocannlCharLMBackwardPart179 records.
 var ocannlCharLMBackwardPart179Records rt.Records[ocannlCharLMBackwardPart179]
 
-// ocannlCharLMBackwardPart180 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart180 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j199 of the nest (0 <= j199 < 8).
-func (r193 *ocannlCharLMBackwardPart180) Part(j199 int) {
-	scratch := r193.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j199][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j199][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j199][0], &scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j199][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j199]
-				net_layer_norm_1_centered_gradRow13 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j199]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow13[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart180Records holds the free ocannlCharLMBackwardPart180 records.
-var ocannlCharLMBackwardPart180Records rt.Records[ocannlCharLMBackwardPart180]
-
-// ocannlCharLMBackwardPart181 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart181 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j200 of the nest (0 <= j200 < 8).
-func (r194 *ocannlCharLMBackwardPart181) Part(j200 int) {
-	scratch := r194.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j200][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j200][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j200][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j200][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+8*j200]
-				acc98 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j200][0]
-				for i2 := range 96 {
-					acc98 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+8*j200][0] = acc98
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart181Records holds the free ocannlCharLMBackwardPart181 records.
-var ocannlCharLMBackwardPart181Records rt.Records[ocannlCharLMBackwardPart181]
-
-// ocannlCharLMBackwardPart182 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart182 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j201 of the nest (0 <= j201 < 8).
-func (r195 *ocannlCharLMBackwardPart182) Part(j201 int) {
-	scratch := r195.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j201][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j201][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j201][0], &scratch.net_block_2_layer_norm_2_mean_1_grad[0][i1+8*j201][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_2_mean_1_gradV := scratch.net_block_2_layer_norm_2_mean_1_grad[i0][i1+8*j201][0]
-				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j201]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow14[i2] += net_block_2_layer_norm_2_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart182Records holds the free ocannlCharLMBackwardPart182 records.
-var ocannlCharLMBackwardPart182Records rt.Records[ocannlCharLMBackwardPart182]
-
-// ocannlCharLMBackwardPart183 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart183 struct {
-	nNetBlock2Dropout1Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j202 of the nest (0 <= j202 < 8).
-func (r196 *ocannlCharLMBackwardPart183) Part(j202 int) {
-	nNetBlock2Dropout1Mask, scratch := r196.nNetBlock2Dropout1Mask, r196.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j202][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j202][0], &nNetBlock2Dropout1Mask[6144*i0+768*j202])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j202][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j202][0], &nNetBlock2Dropout1Mask[6144*i0+768*j202])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j202]
-				nNetBlock2Dropout1MaskRow2 := (*[96]float32)(nNetBlock2Dropout1Mask[6144*i0+96*i1+768*j202 : 6144*i0+96*i1+768*j202+96])
-				net_block_2_dropout_1_x_gradRow := &scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j202]
-				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow15[i2] * nNetBlock2Dropout1MaskRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart183Records holds the free ocannlCharLMBackwardPart183 records.
-var ocannlCharLMBackwardPart183Records rt.Records[ocannlCharLMBackwardPart183]
-
-// ocannlCharLMBackwardPart184 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart180 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlCharLMBackwardPart184 struct {
+type ocannlCharLMBackwardPart180 struct {
 	gNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j203 of the nest (0 <= j203 < 4).
-func (r197 *ocannlCharLMBackwardPart184) Part(j203 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r197.gNetBlock2MaskedAttention1WO, r197.scratch
+// Part runs part j199 of the nest (0 <= j199 < 4).
+func (r193 *ocannlCharLMBackwardPart180) Part(j199 int) {
+	gNetBlock2MaskedAttention1WO, scratch := r193.gNetBlock2MaskedAttention1WO, r193.scratch
 	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j203], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j203][0])
+		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j199], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j199][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j203], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j203][0])
+		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j199], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j199][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				for i2 := range 96 {
 					net_block_2_dropout_1_x_gradV := scratch.net_block_2_dropout_1_x_grad[i0][i1][i2]
 					for i3 := range 1 {
-						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j203]
-						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j203 : 96*i2+24*i3+24*j203+24])
+						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j199]
+						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j199 : 96*i2+24*i3+24*j199+24])
 						for i4 := range 24 {
 							gNetBlock2MaskedAttention1WORow[i4] += net_block_2_dropout_1_x_gradV * net_block_2_masked_attention_1_ctxRow3[i4]
 						}
@@ -21478,32 +21187,32 @@ func (r197 *ocannlCharLMBackwardPart184) Part(j203 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart184Records holds the free ocannlCharLMBackwardPart184 records.
-var ocannlCharLMBackwardPart184Records rt.Records[ocannlCharLMBackwardPart184]
+// ocannlCharLMBackwardPart180Records holds the free ocannlCharLMBackwardPart180 records.
+var ocannlCharLMBackwardPart180Records rt.Records[ocannlCharLMBackwardPart180]
 
-// ocannlCharLMBackwardPart185 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart181 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart185 struct {
+type ocannlCharLMBackwardPart181 struct {
 	pNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j204 of the nest (0 <= j204 < 8).
-func (r198 *ocannlCharLMBackwardPart185) Part(j204 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r198.pNetBlock2MaskedAttention1WO, r198.scratch
+// Part runs part j200 of the nest (0 <= j200 < 8).
+func (r194 *ocannlCharLMBackwardPart181) Part(j200 int) {
+	pNetBlock2MaskedAttention1WO, scratch := r194.pNetBlock2MaskedAttention1WO, r194.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j204][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j204][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j200][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j200][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j204][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j204][0][0], &pNetBlock2MaskedAttention1WO[0])
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j200][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j200][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j204][i1][i2]
+					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j200][i1][i2]
 					for i3 := range 4 {
 						pNetBlock2MaskedAttention1WORow2 := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j204][i1][i3]
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j200][i1][i3]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_block_2_dropout_1_x_gradV2
 						}
@@ -21514,43 +21223,43 @@ func (r198 *ocannlCharLMBackwardPart185) Part(j204 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart185Records holds the free ocannlCharLMBackwardPart185 records.
-var ocannlCharLMBackwardPart185Records rt.Records[ocannlCharLMBackwardPart185]
+// ocannlCharLMBackwardPart181Records holds the free ocannlCharLMBackwardPart181 records.
+var ocannlCharLMBackwardPart181Records rt.Records[ocannlCharLMBackwardPart181]
 
-// ocannlCharLMBackwardPart186 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart182 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart186 struct {
+type ocannlCharLMBackwardPart182 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j205 of the nest (0 <= j205 < 8).
-func (r199 *ocannlCharLMBackwardPart186) Part(j205 int) {
-	scratch := r199.scratch
+// Part runs part j201 of the nest (0 <= j201 < 8).
+func (r195 *ocannlCharLMBackwardPart182) Part(j201 int) {
+	scratch := r195.scratch
 	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j205][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j205][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j205][0][i2][0])
+				ocannlGemm1AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j201][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j205][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j205][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j205][0][i2][0])
+				ocannlGemm1AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+2*j201][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
-			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+2*j205]
+			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+2*j201]
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j205][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+2*j201][i1][i2]
 					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j205][i1][i2][i3]
-						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j205][i1][i2][i3+1]
-						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j205][i1][i2][i3+2]
-						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j205][i1][i2][i3+3]
+						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][i1][i2][i3+1]
+						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][i1][i2][i3+2]
+						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j201][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc99 := net_block_2_masked_attention_1_attn_gradRow[i4]
 							acc99 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
@@ -21566,11 +21275,167 @@ func (r199 *ocannlCharLMBackwardPart186) Part(j205 int) {
 	}
 }
 
+// ocannlCharLMBackwardPart182Records holds the free ocannlCharLMBackwardPart182 records.
+var ocannlCharLMBackwardPart182Records rt.Records[ocannlCharLMBackwardPart182]
+
+// ocannlCharLMBackwardPart183 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart183 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j202 of the nest (0 <= j202 < 8).
+func (r196 *ocannlCharLMBackwardPart183) Part(j202 int) {
+	scratch := r196.scratch
+	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j202][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j202][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j202][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j202][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j202][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j202][0][i2][0])
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+2*j202]
+			for i1 := range 64 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+2*j202][i1][i2]
+					for i3 := range 24 {
+						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j202][i1][i2][i3]
+						for i4 := range 64 {
+							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart183Records holds the free ocannlCharLMBackwardPart183 records.
+var ocannlCharLMBackwardPart183Records rt.Records[ocannlCharLMBackwardPart183]
+
+// ocannlCharLMBackwardPart184 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart184 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j203 of the nest (0 <= j203 < 8).
+func (r197 *ocannlCharLMBackwardPart184) Part(j203 int) {
+	scratch := r197.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap35AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j203][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j203][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j203][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap35AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j203][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j203][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j203][0][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j203][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j203][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j203][i2]
+					for i3 := range 64 {
+						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart184Records holds the free ocannlCharLMBackwardPart184 records.
+var ocannlCharLMBackwardPart184Records rt.Records[ocannlCharLMBackwardPart184]
+
+// ocannlCharLMBackwardPart185 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart185 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j204 of the nest (0 <= j204 < 8).
+func (r198 *ocannlCharLMBackwardPart185) Part(j204 int) {
+	scratch := r198.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j204][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j204][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j204][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j204][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j204][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j204][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j204][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j204][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j204][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j204][i2]
+					v6 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j204][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j204][i2][0]
+					acc100 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j204][i2][0]
+					for i3 := range 64 {
+						acc100 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v6))
+					}
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j204][i2][0] = acc100
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart185Records holds the free ocannlCharLMBackwardPart185 records.
+var ocannlCharLMBackwardPart185Records rt.Records[ocannlCharLMBackwardPart185]
+
+// ocannlCharLMBackwardPart186 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart186 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j205 of the nest (0 <= j205 < 8).
+func (r199 *ocannlCharLMBackwardPart186) Part(j205 int) {
+	scratch := r199.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j205][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j205][0][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j205][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j205][0][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_1_gradV := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j205][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j205][i2]
+					for i3 := range 64 {
+						net_block_2_masked_attention_1_ex_gradRow2[i3] += net_block_2_masked_attention_1_attn_1_gradV
+					}
+				}
+			}
+		}
+	}
+}
+
 // ocannlCharLMBackwardPart186Records holds the free ocannlCharLMBackwardPart186 records.
 var ocannlCharLMBackwardPart186Records rt.Records[ocannlCharLMBackwardPart186]
 
 // ocannlCharLMBackwardPart187 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart187 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -21578,30 +21443,24 @@ type ocannlCharLMBackwardPart187 struct {
 // Part runs part j206 of the nest (0 <= j206 < 8).
 func (r200 *ocannlCharLMBackwardPart187) Part(j206 int) {
 	scratch := r200.scratch
-	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j206][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j206][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j206][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j206][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j206][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j206][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j206][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j206][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j206][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j206][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j206][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j206][0][0])
 		}
 	} else {
-		for i0 := range 2 {
-			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+2*j206]
-			for i1 := range 64 {
+		for i0 := range 16 {
+			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+2*j206][i1][i2]
-					for i3 := range 24 {
-						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j206][i1][i2][i3]
-						for i4 := range 64 {
-							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
-						}
+					net_block_2_masked_attention_1_ex_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j206][i2]
+					net_block_2_masked_attention_1_exRow5 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j206][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j206][i2]
+					for i3 := range 64 {
+						net_block_2_masked_attention_1_ex_1_gradRow[i3] += net_block_2_masked_attention_1_ex_gradRow3[i3] * net_block_2_masked_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -21621,25 +21480,26 @@ type ocannlCharLMBackwardPart188 struct {
 // Part runs part j207 of the nest (0 <= j207 < 8).
 func (r201 *ocannlCharLMBackwardPart188) Part(j207 int) {
 	scratch := r201.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j207][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j207][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j207][0][0])
+			ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j207][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j207][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j207][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j207][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j207][0][0])
+			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j207][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j207][0][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j207][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j207][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j207][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j207][i2]
+					acc101 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j207][i2][0]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+						acc101 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j207][i2][0] = acc101
 				}
 			}
 		}
@@ -21655,31 +21515,38 @@ type ocannlCharLMBackwardPart189 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j208 of the nest (0 <= j208 < 8).
-func (r202 *ocannlCharLMBackwardPart189) Part(j208 int) {
-	scratch := r202.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j211 of the nest (0 <= j211 < 8).
+func (r204 *ocannlCharLMBackwardPart189) Part(j211 int) {
+	scratch := r204.scratch
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j208][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j208][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j208][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j208][0][0])
+			ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j211][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j211][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j211][0][0], &scratch.ordinals_2[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j208][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j208][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j208][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j208][0][0])
+			ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j211][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j211][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j211][0][0], &scratch.ordinals_2[0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+8*j208][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j208][i2]
-					v7 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j208][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+8*j208][i2][0]
-					acc100 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j208][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j211][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j211][i2][0]
+					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j211][i2][0]
 					for i3 := range 64 {
-						acc100 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v7))
+						var r202 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r202 = 1
+						}
+						r203 := float32(64)
+						if r202 != 0 {
+							r203 = scratch.ordinals_2[i3]
+						}
+						acc102 = min(acc102, r203)
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j208][i2][0] = acc100
+					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j211][i2][0] = acc102
 				}
 			}
 		}
@@ -21695,26 +21562,35 @@ type ocannlCharLMBackwardPart190 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j209 of the nest (0 <= j209 < 8).
-func (r203 *ocannlCharLMBackwardPart190) Part(j209 int) {
-	scratch := r203.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
+// Part runs part j212 of the nest (0 <= j212 < 8).
+func (r207 *ocannlCharLMBackwardPart190) Part(j212 int) {
+	scratch := r207.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j209][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j209][0][0])
+			ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j212][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j212][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j212][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j209][0][0], &scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j209][0][0])
+			ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j212][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j212][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j212][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_1_gradV := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+8*j209][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j209][i2]
+					net_block_2_masked_attention_1_m_argmax_65V := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j212][i2][0]
+					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j212][i2][0]
+					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j212][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_ex_gradRow2[i3] += net_block_2_masked_attention_1_attn_1_gradV
+						var r205 float32
+						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_65V {
+							r205 = 1
+						}
+						r206 := float32(0)
+						if r205 != 0 {
+							r206 = net_block_2_masked_attention_1_m_gradV
+						}
+						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r206
 					}
 				}
 			}
@@ -21728,30 +21604,40 @@ var ocannlCharLMBackwardPart190Records rt.Records[ocannlCharLMBackwardPart190]
 // ocannlCharLMBackwardPart191 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart191 struct {
+	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j210 of the nest (0 <= j210 < 8).
-func (r204 *ocannlCharLMBackwardPart191) Part(j210 int) {
-	scratch := r204.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j213 of the nest (0 <= j213 < 8).
+func (r209 *ocannlCharLMBackwardPart191) Part(j213 int) {
+	mask, scratch := r209.mask, r209.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap38AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j210][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j210][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j210][0][0])
+			for i1 := range 8 {
+				ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j213][0][0], &mask[i1+8*j213][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j213][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap38AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j210][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j210][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j210][0][0])
+			for i1 := range 8 {
+				ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j213][0][0], &mask[i1+8*j213][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j213][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
 		}
 	} else {
+		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
 		for i0 := range 16 {
 			for i1 := range 8 {
+				maskRow5 := &mask[i1+8*j213]
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_grad[i0][i1+8*j210][i2]
-					net_block_2_masked_attention_1_exRow5 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+8*j210][i2]
-					net_block_2_masked_attention_1_ex_1_gradRow := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j210][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j213][i2]
+					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j213][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_ex_1_gradRow[i3] += net_block_2_masked_attention_1_ex_gradRow3[i3] * net_block_2_masked_attention_1_exRow5[i3]
+						r208 := float32(0)
+						if maskRow5[i3] != 0 {
+							r208 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r208 + 0) / net_block_2_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -21763,202 +21649,25 @@ func (r204 *ocannlCharLMBackwardPart191) Part(j210 int) {
 var ocannlCharLMBackwardPart191Records rt.Records[ocannlCharLMBackwardPart191]
 
 // ocannlCharLMBackwardPart192 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart192 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j211 of the nest (0 <= j211 < 8).
-func (r205 *ocannlCharLMBackwardPart192) Part(j211 int) {
-	scratch := r205.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j211][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j211][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j211][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j211][0][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j211][i2]
-					acc101 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j211][i2][0]
-					for i3 := range 64 {
-						acc101 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
-					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j211][i2][0] = acc101
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart192Records holds the free ocannlCharLMBackwardPart192 records.
-var ocannlCharLMBackwardPart192Records rt.Records[ocannlCharLMBackwardPart192]
-
-// ocannlCharLMBackwardPart193 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart193 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j215 of the nest (0 <= j215 < 8).
-func (r208 *ocannlCharLMBackwardPart193) Part(j215 int) {
-	scratch := r208.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j215][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j215][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j215][0][0], &scratch.ordinals_2[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j215][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j215][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j215][0][0], &scratch.ordinals_2[0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j215][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j215][i2][0]
-					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j215][i2][0]
-					for i3 := range 64 {
-						var r206 float32
-						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-							r206 = 1
-						}
-						r207 := float32(64)
-						if r206 != 0 {
-							r207 = scratch.ordinals_2[i3]
-						}
-						acc102 = min(acc102, r207)
-					}
-					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j215][i2][0] = acc102
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart193Records holds the free ocannlCharLMBackwardPart193 records.
-var ocannlCharLMBackwardPart193Records rt.Records[ocannlCharLMBackwardPart193]
-
-// ocannlCharLMBackwardPart194 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart194 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j216 of the nest (0 <= j216 < 8).
-func (r211 *ocannlCharLMBackwardPart194) Part(j216 int) {
-	scratch := r211.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j216][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j216][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j216][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j216][0][0], &scratch.ordinals_2[0], &scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j216][0][0], &scratch.net_block_2_masked_attention_1_m_grad[i0][8*j216][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_m_argmax_65V := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j216][i2][0]
-					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+8*j216][i2][0]
-					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j216][i2]
-					for i3 := range 64 {
-						var r209 float32
-						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_65V {
-							r209 = 1
-						}
-						r210 := float32(0)
-						if r209 != 0 {
-							r210 = net_block_2_masked_attention_1_m_gradV
-						}
-						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r210
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart194Records holds the free ocannlCharLMBackwardPart194 records.
-var ocannlCharLMBackwardPart194Records rt.Records[ocannlCharLMBackwardPart194]
-
-// ocannlCharLMBackwardPart195 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart195 struct {
-	mask    *[64][64]float32
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j217 of the nest (0 <= j217 < 8).
-func (r213 *ocannlCharLMBackwardPart195) Part(j217 int) {
-	mask, scratch := r213.mask, r213.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap41AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j217][0][0], &mask[i1+8*j217][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j217][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap41AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j217][0][0], &mask[i1+8*j217][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j217][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
-			}
-		}
-	} else {
-		net_block_2_masked_attention_1_scores_2V2 := scratch.net_block_2_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow5 := &mask[i1+8*j217]
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+8*j217][i2]
-					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1+8*j217][i2]
-					for i3 := range 64 {
-						r212 := float32(0)
-						if maskRow5[i3] != 0 {
-							r212 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r212 + 0) / net_block_2_masked_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart195Records holds the free ocannlCharLMBackwardPart195 records.
-var ocannlCharLMBackwardPart195Records rt.Records[ocannlCharLMBackwardPart195]
-
-// ocannlCharLMBackwardPart196 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart196 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j218 of the nest (0 <= j218 < 8).
-func (r214 *ocannlCharLMBackwardPart196) Part(j218 int) {
-	scratch := r214.scratch
+// Part runs part j214 of the nest (0 <= j214 < 8).
+func (r210 *ocannlCharLMBackwardPart192) Part(j214 int) {
+	scratch := r210.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j218][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j218][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j218][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j214][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j218][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j218][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j218][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+2*j214][0][i2][0])
 			}
 		}
 	} else {
@@ -21966,16 +21675,16 @@ func (r214 *ocannlCharLMBackwardPart196) Part(j218 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+2*j218][i1][i2]
+					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+2*j214][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j218][i1][i2][i3]
-						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+2*j218][i3][i2]
-						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j218][i1][i2][i3+1]
-						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+2*j218][i3+1][i2]
-						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j218][i1][i2][i3+2]
-						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+2*j218][i3+2][i2]
-						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j218][i1][i2][i3+3]
-						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+2*j218][i3+3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][i1][i2][i3]
+						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+2*j214][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][i1][i2][i3+1]
+						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+2*j214][i3+1][i2]
+						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][i1][i2][i3+2]
+						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+2*j214][i3+2][i2]
+						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j214][i1][i2][i3+3]
+						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+2*j214][i3+3][i2]
 						for i4 := range 24 {
 							acc103 := net_block_2_masked_attention_1_q_gradRow[i4]
 							acc103 += net_block_2_masked_attention_1_scores_1_gradV * net_block_2_masked_attention_1_kRow2[i4]
@@ -21991,39 +21700,39 @@ func (r214 *ocannlCharLMBackwardPart196) Part(j218 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart196Records holds the free ocannlCharLMBackwardPart196 records.
-var ocannlCharLMBackwardPart196Records rt.Records[ocannlCharLMBackwardPart196]
+// ocannlCharLMBackwardPart192Records holds the free ocannlCharLMBackwardPart192 records.
+var ocannlCharLMBackwardPart192Records rt.Records[ocannlCharLMBackwardPart192]
 
-// ocannlCharLMBackwardPart197 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart193 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart197 struct {
+type ocannlCharLMBackwardPart193 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j219 of the nest (0 <= j219 < 8).
-func (r215 *ocannlCharLMBackwardPart197) Part(j219 int) {
-	scratch := r215.scratch
+// Part runs part j215 of the nest (0 <= j215 < 8).
+func (r211 *ocannlCharLMBackwardPart193) Part(j215 int) {
+	scratch := r211.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j219][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j219][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j215][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j219][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j219][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j215][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j215][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+2*j219][i1][i2]
+					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+2*j215][i1][i2]
 					for i3 := range 64 {
-						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j219][i1][i2][i3]
-						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j215][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+2*j215][i3][i2]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_k_gradRow[i4] += net_block_2_masked_attention_1_qRow2[i4] * net_block_2_masked_attention_1_scores_1_gradV5
 						}
@@ -22034,32 +21743,32 @@ func (r215 *ocannlCharLMBackwardPart197) Part(j219 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart197Records holds the free ocannlCharLMBackwardPart197 records.
-var ocannlCharLMBackwardPart197Records rt.Records[ocannlCharLMBackwardPart197]
+// ocannlCharLMBackwardPart193Records holds the free ocannlCharLMBackwardPart193 records.
+var ocannlCharLMBackwardPart193Records rt.Records[ocannlCharLMBackwardPart193]
 
-// ocannlCharLMBackwardPart198 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart194 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart198 struct {
+type ocannlCharLMBackwardPart194 struct {
 	gNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j220 of the nest (0 <= j220 < 4).
-func (r216 *ocannlCharLMBackwardPart198) Part(j220 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r216.gNetBlock2MaskedAttention1WV, r216.scratch
+// Part runs part j216 of the nest (0 <= j216 < 4).
+func (r212 *ocannlCharLMBackwardPart194) Part(j216 int) {
+	gNetBlock2MaskedAttention1WV, scratch := r212.gNetBlock2MaskedAttention1WV, r212.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j220], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j220][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j216], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j216][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j220], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j220][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j216], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j216][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j220][i3]
-						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j220+96*i3 : 2304*i2+2304*j220+96*i3+96])
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j216][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j216+96*i3 : 2304*i2+2304*j216+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
 						}
@@ -22070,39 +21779,39 @@ func (r216 *ocannlCharLMBackwardPart198) Part(j220 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart198Records holds the free ocannlCharLMBackwardPart198 records.
-var ocannlCharLMBackwardPart198Records rt.Records[ocannlCharLMBackwardPart198]
+// ocannlCharLMBackwardPart194Records holds the free ocannlCharLMBackwardPart194 records.
+var ocannlCharLMBackwardPart194Records rt.Records[ocannlCharLMBackwardPart194]
 
-// ocannlCharLMBackwardPart199 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart195 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart199 struct {
+type ocannlCharLMBackwardPart195 struct {
 	pNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j221 of the nest (0 <= j221 < 8).
-func (r217 *ocannlCharLMBackwardPart199) Part(j221 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r217.pNetBlock2MaskedAttention1WV, r217.scratch
+// Part runs part j217 of the nest (0 <= j217 < 8).
+func (r213 *ocannlCharLMBackwardPart195) Part(j217 int) {
+	pNetBlock2MaskedAttention1WV, scratch := r213.pNetBlock2MaskedAttention1WV, r213.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j221][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j221][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j217][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j217][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j221][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j221][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j217][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j217][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j221][i1]
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j217][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j221][i1][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j217][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j221][i1][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j217][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j221][i1][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j217][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j221][i1][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j217][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc104 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc104 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -22118,32 +21827,32 @@ func (r217 *ocannlCharLMBackwardPart199) Part(j221 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart199Records holds the free ocannlCharLMBackwardPart199 records.
-var ocannlCharLMBackwardPart199Records rt.Records[ocannlCharLMBackwardPart199]
+// ocannlCharLMBackwardPart195Records holds the free ocannlCharLMBackwardPart195 records.
+var ocannlCharLMBackwardPart195Records rt.Records[ocannlCharLMBackwardPart195]
 
-// ocannlCharLMBackwardPart200 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart196 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart200 struct {
+type ocannlCharLMBackwardPart196 struct {
 	gNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j222 of the nest (0 <= j222 < 4).
-func (r218 *ocannlCharLMBackwardPart200) Part(j222 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r218.gNetBlock2MaskedAttention1WK, r218.scratch
+// Part runs part j218 of the nest (0 <= j218 < 4).
+func (r214 *ocannlCharLMBackwardPart196) Part(j218 int) {
+	gNetBlock2MaskedAttention1WK, scratch := r214.gNetBlock2MaskedAttention1WK, r214.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j222], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j222][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j218], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j218][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j222], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j222][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j218], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j218][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j222][i3]
-						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j222+96*i3 : 2304*i2+2304*j222+96*i3+96])
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j218][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j218+96*i3 : 2304*i2+2304*j218+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
 						}
@@ -22154,39 +21863,39 @@ func (r218 *ocannlCharLMBackwardPart200) Part(j222 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart200Records holds the free ocannlCharLMBackwardPart200 records.
-var ocannlCharLMBackwardPart200Records rt.Records[ocannlCharLMBackwardPart200]
+// ocannlCharLMBackwardPart196Records holds the free ocannlCharLMBackwardPart196 records.
+var ocannlCharLMBackwardPart196Records rt.Records[ocannlCharLMBackwardPart196]
 
-// ocannlCharLMBackwardPart201 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart197 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart201 struct {
+type ocannlCharLMBackwardPart197 struct {
 	pNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j223 of the nest (0 <= j223 < 8).
-func (r219 *ocannlCharLMBackwardPart201) Part(j223 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r219.pNetBlock2MaskedAttention1WK, r219.scratch
+// Part runs part j219 of the nest (0 <= j219 < 8).
+func (r215 *ocannlCharLMBackwardPart197) Part(j219 int) {
+	pNetBlock2MaskedAttention1WK, scratch := r215.pNetBlock2MaskedAttention1WK, r215.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j223][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j223][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j219][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j219][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j223][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j223][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j219][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j219][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j223][i1]
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j219][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j223][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j223][i1][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j223][i1][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j223][i1][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j219][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc105 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc105 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -22202,32 +21911,32 @@ func (r219 *ocannlCharLMBackwardPart201) Part(j223 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart201Records holds the free ocannlCharLMBackwardPart201 records.
-var ocannlCharLMBackwardPart201Records rt.Records[ocannlCharLMBackwardPart201]
+// ocannlCharLMBackwardPart197Records holds the free ocannlCharLMBackwardPart197 records.
+var ocannlCharLMBackwardPart197Records rt.Records[ocannlCharLMBackwardPart197]
 
-// ocannlCharLMBackwardPart202 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart198 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart202 struct {
+type ocannlCharLMBackwardPart198 struct {
 	gNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j224 of the nest (0 <= j224 < 4).
-func (r220 *ocannlCharLMBackwardPart202) Part(j224 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r220.gNetBlock2MaskedAttention1WQ, r220.scratch
+// Part runs part j220 of the nest (0 <= j220 < 4).
+func (r216 *ocannlCharLMBackwardPart198) Part(j220 int) {
+	gNetBlock2MaskedAttention1WQ, scratch := r216.gNetBlock2MaskedAttention1WQ, r216.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j224], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j224][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j220], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j220][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j224], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j224][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j220], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j220][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j224][i3]
-						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j224+96*i3 : 2304*i2+2304*j224+96*i3+96])
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j220][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j220+96*i3 : 2304*i2+2304*j220+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
 						}
@@ -22238,39 +21947,39 @@ func (r220 *ocannlCharLMBackwardPart202) Part(j224 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart202Records holds the free ocannlCharLMBackwardPart202 records.
-var ocannlCharLMBackwardPart202Records rt.Records[ocannlCharLMBackwardPart202]
+// ocannlCharLMBackwardPart198Records holds the free ocannlCharLMBackwardPart198 records.
+var ocannlCharLMBackwardPart198Records rt.Records[ocannlCharLMBackwardPart198]
 
-// ocannlCharLMBackwardPart203 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart199 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart203 struct {
+type ocannlCharLMBackwardPart199 struct {
 	pNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j225 of the nest (0 <= j225 < 8).
-func (r221 *ocannlCharLMBackwardPart203) Part(j225 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r221.pNetBlock2MaskedAttention1WQ, r221.scratch
+// Part runs part j221 of the nest (0 <= j221 < 8).
+func (r217 *ocannlCharLMBackwardPart199) Part(j221 int) {
+	pNetBlock2MaskedAttention1WQ, scratch := r217.pNetBlock2MaskedAttention1WQ, r217.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j225][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j225][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j221][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j221][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j225][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j225][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j221][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j221][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j225][i1]
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j221][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j225][i1][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j221][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j225][i1][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j221][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j225][i1][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j221][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j225][i1][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j221][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc106 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc106 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -22286,34 +21995,34 @@ func (r221 *ocannlCharLMBackwardPart203) Part(j225 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart203Records holds the free ocannlCharLMBackwardPart203 records.
-var ocannlCharLMBackwardPart203Records rt.Records[ocannlCharLMBackwardPart203]
+// ocannlCharLMBackwardPart199Records holds the free ocannlCharLMBackwardPart199 records.
+var ocannlCharLMBackwardPart199Records rt.Records[ocannlCharLMBackwardPart199]
 
-// ocannlCharLMBackwardPart204 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart200 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart204 struct {
+type ocannlCharLMBackwardPart200 struct {
 	scratch                         *ocannlCharLMBackwardScratch
 	gNetBlock2LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j226 of the nest (0 <= j226 < 8).
-func (r222 *ocannlCharLMBackwardPart204) Part(j226 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r222.scratch, &r222.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j226] = [96]float32{}
+// Part runs part j222 of the nest (0 <= j222 < 8).
+func (r218 *ocannlCharLMBackwardPart200) Part(j222 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r218.scratch, &r218.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j222] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j226][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j226][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j222][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j222][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j226][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j226][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j222][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j222][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j226]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j222]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j226][i1]
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j226][i1+1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j226][i1+2]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j226][i1+3]
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j222][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j222][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j222][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j222][i1+3]
 				for i2 := range 96 {
 					acc107 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc107 += net_block_2_masked_attention_1_x_gradRow4[i2]
@@ -22321,6 +22030,159 @@ func (r222 *ocannlCharLMBackwardPart204) Part(j226 int) {
 					acc107 += net_block_2_masked_attention_1_x_gradRow6[i2]
 					acc107 += net_block_2_masked_attention_1_x_gradRow7[i2]
 					gNetBlock2LayerNorm1BetaPartialRow[i2] = acc107
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart200Records holds the free ocannlCharLMBackwardPart200 records.
+var ocannlCharLMBackwardPart200Records rt.Records[ocannlCharLMBackwardPart200]
+
+// ocannlCharLMBackwardPart201 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart201 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j224 of the nest (0 <= j224 < 8).
+func (r219 *ocannlCharLMBackwardPart201) Part(j224 int) {
+	scratch := r219.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j224][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j224][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j224][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j224][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j224][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j224][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j224]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j224][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j224]
+				for i2 := range 96 {
+					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart201Records holds the free ocannlCharLMBackwardPart201 records.
+var ocannlCharLMBackwardPart201Records rt.Records[ocannlCharLMBackwardPart201]
+
+// ocannlCharLMBackwardPart202 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart202 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j225 of the nest (0 <= j225 < 8).
+func (r220 *ocannlCharLMBackwardPart202) Part(j225 int) {
+	scratch := r220.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j225][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j225][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j225][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j225][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j225][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j225][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j225][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j225][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j225]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+8*j225]
+				v7 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j225][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j225][0]
+				acc109 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j225][0]
+				for i2 := range 96 {
+					acc109 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v7))
+				}
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j225][0] = acc109
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart202Records holds the free ocannlCharLMBackwardPart202 records.
+var ocannlCharLMBackwardPart202Records rt.Records[ocannlCharLMBackwardPart202]
+
+// ocannlCharLMBackwardPart203 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart203 struct {
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock2LayerNorm1GammaPartial [8][96]float32
+}
+
+// Part runs part j226 of the nest (0 <= j226 < 8).
+func (r221 *ocannlCharLMBackwardPart203) Part(j226 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r221.scratch, &r221.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j226] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j226][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j226][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j226][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j226][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j226][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j226][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j226]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j226][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j226][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j226][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j226][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j226][i1+3]
+				for i2 := range 96 {
+					acc110 := gNetBlock2LayerNorm1GammaPartialRow[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow3[i2] * net_block_2_layer_norm_1_centeredRow5[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow4[i2] * net_block_2_layer_norm_1_centeredRow6[i2]
+					acc110 += net_block_2_masked_attention_1_x_1_gradRow5[i2] * net_block_2_layer_norm_1_centeredRow7[i2]
+					gNetBlock2LayerNorm1GammaPartialRow[i2] = acc110
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart203Records holds the free ocannlCharLMBackwardPart203 records.
+var ocannlCharLMBackwardPart203Records rt.Records[ocannlCharLMBackwardPart203]
+
+// ocannlCharLMBackwardPart204 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart204 struct {
+	pNetBlock2LayerNorm1Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j228 of the nest (0 <= j228 < 8).
+func (r222 *ocannlCharLMBackwardPart204) Part(j228 int) {
+	pNetBlock2LayerNorm1Gamma, scratch := r222.pNetBlock2LayerNorm1Gamma, r222.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j228][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j228][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j228][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j228][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j228]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j228]
+				for i2 := range 96 {
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -22336,26 +22198,26 @@ type ocannlCharLMBackwardPart205 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j228 of the nest (0 <= j228 < 8).
-func (r223 *ocannlCharLMBackwardPart205) Part(j228 int) {
+// Part runs part j229 of the nest (0 <= j229 < 8).
+func (r223 *ocannlCharLMBackwardPart205) Part(j229 int) {
 	scratch := r223.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j228][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j228][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j228][0])
+		for i1 := range 8 {
+			ocannlMap29AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j229][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j229][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+8*j229][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j228][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j228][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j228][0])
+		for i1 := range 8 {
+			ocannlMap29AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j229][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j229][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+8*j229][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j228]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j228][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j228]
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j229][0]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j229]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j229]
 				for i2 := range 96 {
-					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_2_gradV * net_block_2_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -22371,30 +22233,27 @@ type ocannlCharLMBackwardPart206 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j229 of the nest (0 <= j229 < 8).
-func (r224 *ocannlCharLMBackwardPart206) Part(j229 int) {
+// Part runs part j230 of the nest (0 <= j230 < 8).
+func (r224 *ocannlCharLMBackwardPart206) Part(j230 int) {
 	scratch := r224.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j229][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j229][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j229][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j229][0])
+			ocannlMap30AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j230][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+8*j230][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j230][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j229][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j229][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j229][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j229][0])
+			ocannlMap30AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j230][0], &scratch.net_block_2_layer_norm_1_centered[0][i1+8*j230][0], &scratch.net_block_2_layer_norm_1_var_2_grad[0][i1+8*j230][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j229]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+8*j229]
-				v8 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j229][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+8*j229][0]
-				acc109 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j229][0]
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j230]
+				net_block_2_layer_norm_1_var_2_gradV2 := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j230][0]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j230]
 				for i2 := range 96 {
-					acc109 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v8))
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_2_gradV2
 				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+8*j229][0] = acc109
 			}
 		}
 	}
@@ -22404,41 +22263,30 @@ func (r224 *ocannlCharLMBackwardPart206) Part(j229 int) {
 var ocannlCharLMBackwardPart206Records rt.Records[ocannlCharLMBackwardPart206]
 
 // ocannlCharLMBackwardPart207 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart207 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock2LayerNorm1GammaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j230 of the nest (0 <= j230 < 8).
-func (r225 *ocannlCharLMBackwardPart207) Part(j230 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r225.scratch, &r225.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j230] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j231 of the nest (0 <= j231 < 8).
+func (r225 *ocannlCharLMBackwardPart207) Part(j231 int) {
+	scratch := r225.scratch
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j230][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j230][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j230][0][0])
+		for i0 := range 16 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j231][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j231][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j230][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j230][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j230][0][0])
+		for i0 := range 16 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j231][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j231][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j230]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j230][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j230][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j230][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j230][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j230][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j230][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+2*j230][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+2*j230][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j231]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j231]
 				for i2 := range 96 {
-					acc110 := gNetBlock2LayerNorm1GammaPartialRow[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow3[i2] * net_block_2_layer_norm_1_centeredRow5[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow4[i2] * net_block_2_layer_norm_1_centeredRow6[i2]
-					acc110 += net_block_2_masked_attention_1_x_1_gradRow5[i2] * net_block_2_layer_norm_1_centeredRow7[i2]
-					gNetBlock2LayerNorm1GammaPartialRow[i2] = acc110
+					net_layer_norm_1_centered_gradRow16[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -22451,30 +22299,31 @@ var ocannlCharLMBackwardPart207Records rt.Records[ocannlCharLMBackwardPart207]
 // ocannlCharLMBackwardPart208 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart208 struct {
-	pNetBlock2LayerNorm1Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j232 of the nest (0 <= j232 < 8).
 func (r226 *ocannlCharLMBackwardPart208) Part(j232 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r226.pNetBlock2LayerNorm1Gamma, r226.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r226.scratch
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j232][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j232][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j232][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j232][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j232][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j232][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j232][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j232][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0][i1+8*j232]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j232]
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j232]
+				acc112 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j232][0]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+					acc112 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j232][0] = acc112
 			}
 		}
 	}
@@ -22492,22 +22341,22 @@ type ocannlCharLMBackwardPart209 struct {
 // Part runs part j233 of the nest (0 <= j233 < 8).
 func (r227 *ocannlCharLMBackwardPart209) Part(j233 int) {
 	scratch := r227.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j233][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j233][0])
+		for i1 := range 8 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j233][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j233][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j233][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j233][0])
+		for i1 := range 8 {
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j233][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j233][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0][i1+8*j233][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j233]
+				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1+8*j233][0]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j233]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow17[i2] += net_block_2_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -22520,29 +22369,30 @@ var ocannlCharLMBackwardPart209Records rt.Records[ocannlCharLMBackwardPart209]
 // ocannlCharLMBackwardPart210 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart210 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock1Dropout2Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j234 of the nest (0 <= j234 < 8).
 func (r228 *ocannlCharLMBackwardPart210) Part(j234 int) {
-	scratch := r228.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	nNetBlock1Dropout2Mask, scratch := r228.nNetBlock1Dropout2Mask, r228.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j234][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j234][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j234][0])
+			ocannlMap32AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j234][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j234][0], &nNetBlock1Dropout2Mask[6144*i0+768*j234])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j234][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j234][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j234][0])
+			ocannlMap32AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j234][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j234][0], &nNetBlock1Dropout2Mask[6144*i0+768*j234])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j234]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j234]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j234]
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j234]
+				nNetBlock1Dropout2MaskRow2 := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j234 : 6144*i0+96*i1+768*j234+96])
+				net_block_1_dropout_2_x_gradRow := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j234]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+					net_block_1_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow18[i2] * nNetBlock1Dropout2MaskRow2[i2]
 				}
 			}
 		}
@@ -22553,31 +22403,37 @@ func (r228 *ocannlCharLMBackwardPart210) Part(j234 int) {
 var ocannlCharLMBackwardPart210Records rt.Records[ocannlCharLMBackwardPart210]
 
 // ocannlCharLMBackwardPart211 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart211 struct {
-	scratch *ocannlCharLMBackwardScratch
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock1Linear1BPartial [8][96]float32
 }
 
 // Part runs part j235 of the nest (0 <= j235 < 8).
 func (r229 *ocannlCharLMBackwardPart211) Part(j235 int) {
-	scratch := r229.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	scratch, gNetBlock1Linear1BPartial := r229.scratch, &r229.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j235] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j235][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j235][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j235][0])
-		}
+		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j235][0], &scratch.net_block_1_dropout_2_x_grad[2*j235][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j235][0], &scratch.net_block_2_layer_norm_1_centered[i0][8*j235][0], &scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j235][0])
-		}
+		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j235][0], &scratch.net_block_1_dropout_2_x_grad[2*j235][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0][i1+8*j235]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0][i1+8*j235]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j235]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j235]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_dropout_2_x_gradRow2 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j235][i1]
+				net_block_1_dropout_2_x_gradRow3 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j235][i1+1]
+				net_block_1_dropout_2_x_gradRow4 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j235][i1+2]
+				net_block_1_dropout_2_x_gradRow5 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j235][i1+3]
 				for i2 := range 96 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
+					acc113 := gNetBlock1Linear1BPartialRow[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow2[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow3[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow4[i2]
+					acc113 += net_block_1_dropout_2_x_gradRow5[i2]
+					gNetBlock1Linear1BPartialRow[i2] = acc113
 				}
 			}
 		}
@@ -22587,31 +22443,31 @@ func (r229 *ocannlCharLMBackwardPart211) Part(j235 int) {
 // ocannlCharLMBackwardPart211Records holds the free ocannlCharLMBackwardPart211 records.
 var ocannlCharLMBackwardPart211Records rt.Records[ocannlCharLMBackwardPart211]
 
-// ocannlCharLMBackwardPart212 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlCharLMBackwardPart212 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart212 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetBlock1Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j236 of the nest (0 <= j236 < 8).
-func (r230 *ocannlCharLMBackwardPart212) Part(j236 int) {
-	scratch := r230.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+// Part runs part j237 of the nest (0 <= j237 < 6).
+func (r230 *ocannlCharLMBackwardPart212) Part(j237 int) {
+	gNetBlock1Linear1W, scratch := r230.gNetBlock1Linear1W, r230.scratch
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j236][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j236][0])
-		}
+		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j237], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j237])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j236][0], &scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j236][0])
-		}
+		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j237], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j237])
 	} else {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j236]
-				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j236]
+			for i1 := range 64 {
+				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
 				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow16[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
+					net_block_1_dropout_2_x_gradV := scratch.net_block_1_dropout_2_x_grad[i0][i1][i2]
+					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j237 : 384*i2+64*j237+64])
+					for i3 := range 64 {
+						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_gradV * net_block_1_linear_1_xRow3[i3+64*j237]
+					}
 				}
 			}
 		}
@@ -22622,33 +22478,43 @@ func (r230 *ocannlCharLMBackwardPart212) Part(j236 int) {
 var ocannlCharLMBackwardPart212Records rt.Records[ocannlCharLMBackwardPart212]
 
 // ocannlCharLMBackwardPart213 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart213 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetBlock1Linear1W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j237 of the nest (0 <= j237 < 8).
-func (r231 *ocannlCharLMBackwardPart213) Part(j237 int) {
-	scratch := r231.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j238 of the nest (0 <= j238 < 8).
+func (r231 *ocannlCharLMBackwardPart213) Part(j238 int) {
+	pNetBlock1Linear1W, scratch := r231.pNetBlock1Linear1W, r231.scratch
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j237][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j237][0])
-		}
+		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j238][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j238][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j237][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j237][0])
-		}
+		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j238][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j238][0][0], &pNetBlock1Linear1W[0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+8*j237]
-				acc112 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j237][0]
-				for i2 := range 96 {
-					acc112 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j238][i1]
+				for i2 := 0; i2 < 96; i2 += 4 {
+					pNetBlock1Linear1WRow2 := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
+					net_block_1_dropout_2_x_gradV2 := scratch.net_block_1_dropout_2_x_grad[i0+2*j238][i1][i2]
+					pNetBlock1Linear1WRow3 := (*[384]float32)(pNetBlock1Linear1W[384*i2+384 : 384*i2+768])
+					net_block_1_dropout_2_x_gradV3 := scratch.net_block_1_dropout_2_x_grad[i0+2*j238][i1][i2+1]
+					pNetBlock1Linear1WRow4 := (*[384]float32)(pNetBlock1Linear1W[384*i2+768 : 384*i2+1152])
+					net_block_1_dropout_2_x_gradV4 := scratch.net_block_1_dropout_2_x_grad[i0+2*j238][i1][i2+2]
+					pNetBlock1Linear1WRow5 := (*[384]float32)(pNetBlock1Linear1W[384*i2+1152 : 384*i2+1536])
+					net_block_1_dropout_2_x_gradV5 := scratch.net_block_1_dropout_2_x_grad[i0+2*j238][i1][i2+3]
+					for i3 := range 384 {
+						acc115 := net_block_1_linear_1_x_gradRow[i3]
+						acc115 += pNetBlock1Linear1WRow2[i3] * net_block_1_dropout_2_x_gradV2
+						acc115 += pNetBlock1Linear1WRow3[i3] * net_block_1_dropout_2_x_gradV3
+						acc115 += pNetBlock1Linear1WRow4[i3] * net_block_1_dropout_2_x_gradV4
+						acc115 += pNetBlock1Linear1WRow5[i3] * net_block_1_dropout_2_x_gradV5
+						net_block_1_linear_1_x_gradRow[i3] = acc115
+					}
 				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+8*j237][0] = acc112
 			}
 		}
 	}
@@ -22663,25 +22529,22 @@ type ocannlCharLMBackwardPart214 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j238 of the nest (0 <= j238 < 8).
-func (r232 *ocannlCharLMBackwardPart214) Part(j238 int) {
+// Part runs part j239 of the nest (0 <= j239 < 8).
+func (r232 *ocannlCharLMBackwardPart214) Part(j239 int) {
 	scratch := r232.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j238][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j238][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j238][0], &scratch.net_block_2_layer_norm_1_mean_1_grad[0][i1+8*j238][0])
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap33AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j239][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j239][0], &scratch.net_block_1_linear_1_x_2[i0][8*j239][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_2_layer_norm_1_mean_1_gradV := scratch.net_block_2_layer_norm_1_mean_1_grad[i0][i1+8*j238][0]
-				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j238]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow17[i2] += net_block_2_layer_norm_1_mean_1_gradV
+				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j239]
+				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j239]
+				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j239]
+				for i2 := range 384 {
+					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_1_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_1_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_1_linear_1_x_2Row3[i2]*net_block_1_linear_1_x_2Row3[i2])))))))
 				}
 			}
 		}
@@ -22692,32 +22555,37 @@ func (r232 *ocannlCharLMBackwardPart214) Part(j238 int) {
 var ocannlCharLMBackwardPart214Records rt.Records[ocannlCharLMBackwardPart214]
 
 // ocannlCharLMBackwardPart215 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart215 struct {
-	nNetBlock1Dropout2Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
+	scratch                   *ocannlCharLMBackwardScratch
+	gNetBlock1Linear2BPartial [8][384]float32
 }
 
-// Part runs part j239 of the nest (0 <= j239 < 8).
-func (r233 *ocannlCharLMBackwardPart215) Part(j239 int) {
-	nNetBlock1Dropout2Mask, scratch := r233.nNetBlock1Dropout2Mask, r233.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j240 of the nest (0 <= j240 < 8).
+func (r233 *ocannlCharLMBackwardPart215) Part(j240 int) {
+	scratch, gNetBlock1Linear2BPartial := r233.scratch, &r233.gNetBlock1Linear2BPartial
+	gNetBlock1Linear2BPartial[j240] = [384]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j239][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j239][0], &nNetBlock1Dropout2Mask[6144*i0+768*j239])
-		}
+		ocannlReduce14AVX512(&gNetBlock1Linear2BPartial[j240][0], &scratch.net_block_1_linear_1_x_2_grad[2*j240][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j239][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j239][0], &nNetBlock1Dropout2Mask[6144*i0+768*j239])
-		}
+		ocannlReduce14AVX2(&gNetBlock1Linear2BPartial[j240][0], &scratch.net_block_1_linear_1_x_2_grad[2*j240][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j239]
-				nNetBlock1Dropout2MaskRow2 := (*[96]float32)(nNetBlock1Dropout2Mask[6144*i0+96*i1+768*j239 : 6144*i0+96*i1+768*j239+96])
-				net_block_1_dropout_2_x_gradRow := &scratch.net_block_1_dropout_2_x_grad[i0][i1+8*j239]
-				for i2 := range 96 {
-					net_block_1_dropout_2_x_gradRow[i2] += net_layer_norm_1_centered_gradRow18[i2] * nNetBlock1Dropout2MaskRow2[i2]
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j240]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j240][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j240][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j240][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j240][i1+3]
+				for i2 := range 384 {
+					acc116 := gNetBlock1Linear2BPartialRow[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow2[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow3[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow4[i2]
+					acc116 += net_block_1_linear_1_x_2_gradRow5[i2]
+					gNetBlock1Linear2BPartialRow[i2] = acc116
 				}
 			}
 		}
@@ -22728,37 +22596,30 @@ func (r233 *ocannlCharLMBackwardPart215) Part(j239 int) {
 var ocannlCharLMBackwardPart215Records rt.Records[ocannlCharLMBackwardPart215]
 
 // ocannlCharLMBackwardPart216 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 48 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart216 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock1Linear1BPartial [8][96]float32
+	gNetBlock1Linear2W *[36864]float32
+	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j240 of the nest (0 <= j240 < 8).
-func (r234 *ocannlCharLMBackwardPart216) Part(j240 int) {
-	scratch, gNetBlock1Linear1BPartial := r234.scratch, &r234.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j240] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j242 of the nest (0 <= j242 < 8).
+func (r234 *ocannlCharLMBackwardPart216) Part(j242 int) {
+	gNetBlock1Linear2W, scratch := r234.gNetBlock1Linear2W, r234.scratch
+	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j240][0], &scratch.net_block_1_dropout_2_x_grad[2*j240][0][0])
+		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j242], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j242], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j240][0], &scratch.net_block_1_dropout_2_x_grad[2*j240][0][0])
+		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j242], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j242], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j240]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_dropout_2_x_gradRow2 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1]
-				net_block_1_dropout_2_x_gradRow3 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1+1]
-				net_block_1_dropout_2_x_gradRow4 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1+2]
-				net_block_1_dropout_2_x_gradRow5 := &scratch.net_block_1_dropout_2_x_grad[i0+2*j240][i1+3]
-				for i2 := range 96 {
-					acc113 := gNetBlock1Linear1BPartialRow[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow2[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow3[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow4[i2]
-					acc113 += net_block_1_dropout_2_x_gradRow5[i2]
-					gNetBlock1Linear1BPartialRow[i2] = acc113
+		for i0 := range 16 {
+			for i1 := range 64 {
+				net_block_1_linear_2_xRow3 := &scratch.net_block_1_linear_2_x[i0][i1]
+				for i2 := range 48 {
+					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+48*j242]
+					gNetBlock1Linear2WRow := (*[96]float32)(gNetBlock1Linear2W[96*i2+4608*j242 : 96*i2+4608*j242+96])
+					for i3 := range 96 {
+						gNetBlock1Linear2WRow[i3] += net_block_1_linear_1_x_2_gradV * net_block_1_linear_2_xRow3[i3]
+					}
 				}
 			}
 		}
@@ -22768,30 +22629,42 @@ func (r234 *ocannlCharLMBackwardPart216) Part(j240 int) {
 // ocannlCharLMBackwardPart216Records holds the free ocannlCharLMBackwardPart216 records.
 var ocannlCharLMBackwardPart216Records rt.Records[ocannlCharLMBackwardPart216]
 
-// ocannlCharLMBackwardPart217 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
-// for each 64 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart217 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart217 struct {
-	gNetBlock1Linear1W *[36864]float32
+	pNetBlock1Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j242 of the nest (0 <= j242 < 6).
-func (r235 *ocannlCharLMBackwardPart217) Part(j242 int) {
-	gNetBlock1Linear1W, scratch := r235.gNetBlock1Linear1W, r235.scratch
-	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+// Part runs part j243 of the nest (0 <= j243 < 8).
+func (r235 *ocannlCharLMBackwardPart217) Part(j243 int) {
+	pNetBlock1Linear2W, scratch := r235.pNetBlock1Linear2W, r235.scratch
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j242], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j242])
+		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j243][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j243][0][0], &pNetBlock1Linear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j242], &scratch.net_block_1_dropout_2_x_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j242])
+		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j243][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j243][0][0], &pNetBlock1Linear2W[0])
 	} else {
-		for i0 := range 16 {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 96 {
-					net_block_1_dropout_2_x_gradV := scratch.net_block_1_dropout_2_x_grad[i0][i1][i2]
-					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j242 : 384*i2+64*j242+64])
-					for i3 := range 64 {
-						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_gradV * net_block_1_linear_1_xRow3[i3+64*j242]
+				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j243][i1]
+				for i2 := 0; i2 < 384; i2 += 4 {
+					pNetBlock1Linear2WRow2 := (*[96]float32)(pNetBlock1Linear2W[96*i2 : 96*i2+96])
+					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j243][i1][i2]
+					pNetBlock1Linear2WRow3 := (*[96]float32)(pNetBlock1Linear2W[96*i2+96 : 96*i2+192])
+					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j243][i1][i2+1]
+					pNetBlock1Linear2WRow4 := (*[96]float32)(pNetBlock1Linear2W[96*i2+192 : 96*i2+288])
+					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j243][i1][i2+2]
+					pNetBlock1Linear2WRow5 := (*[96]float32)(pNetBlock1Linear2W[96*i2+288 : 96*i2+384])
+					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j243][i1][i2+3]
+					for i3 := range 96 {
+						acc118 := net_block_1_linear_2_x_gradRow[i3]
+						acc118 += pNetBlock1Linear2WRow2[i3] * net_block_1_linear_1_x_2_gradV2
+						acc118 += pNetBlock1Linear2WRow3[i3] * net_block_1_linear_1_x_2_gradV3
+						acc118 += pNetBlock1Linear2WRow4[i3] * net_block_1_linear_1_x_2_gradV4
+						acc118 += pNetBlock1Linear2WRow5[i3] * net_block_1_linear_1_x_2_gradV5
+						net_block_1_linear_2_x_gradRow[i3] = acc118
 					}
 				}
 			}
@@ -22805,40 +22678,35 @@ var ocannlCharLMBackwardPart217Records rt.Records[ocannlCharLMBackwardPart217]
 // ocannlCharLMBackwardPart218 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart218 struct {
-	pNetBlock1Linear1W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	scratch                         *ocannlCharLMBackwardScratch
+	gNetBlock1LayerNorm2BetaPartial [8][96]float32
 }
 
-// Part runs part j243 of the nest (0 <= j243 < 8).
-func (r236 *ocannlCharLMBackwardPart218) Part(j243 int) {
-	pNetBlock1Linear1W, scratch := r236.pNetBlock1Linear1W, r236.scratch
-	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j244 of the nest (0 <= j244 < 8).
+func (r236 *ocannlCharLMBackwardPart218) Part(j244 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r236.scratch, &r236.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j244] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j243][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j243][0][0], &pNetBlock1Linear1W[0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j244][0], &scratch.net_block_1_linear_2_x_grad[2*j244][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j243][0][0], &scratch.net_block_1_dropout_2_x_grad[2*j243][0][0], &pNetBlock1Linear1W[0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j244][0], &scratch.net_block_1_linear_2_x_grad[2*j244][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j244]
 		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j243][i1]
-				for i2 := 0; i2 < 96; i2 += 4 {
-					pNetBlock1Linear1WRow2 := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
-					net_block_1_dropout_2_x_gradV2 := scratch.net_block_1_dropout_2_x_grad[i0+2*j243][i1][i2]
-					pNetBlock1Linear1WRow3 := (*[384]float32)(pNetBlock1Linear1W[384*i2+384 : 384*i2+768])
-					net_block_1_dropout_2_x_gradV3 := scratch.net_block_1_dropout_2_x_grad[i0+2*j243][i1][i2+1]
-					pNetBlock1Linear1WRow4 := (*[384]float32)(pNetBlock1Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_1_dropout_2_x_gradV4 := scratch.net_block_1_dropout_2_x_grad[i0+2*j243][i1][i2+2]
-					pNetBlock1Linear1WRow5 := (*[384]float32)(pNetBlock1Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_1_dropout_2_x_gradV5 := scratch.net_block_1_dropout_2_x_grad[i0+2*j243][i1][i2+3]
-					for i3 := range 384 {
-						acc115 := net_block_1_linear_1_x_gradRow[i3]
-						acc115 += pNetBlock1Linear1WRow2[i3] * net_block_1_dropout_2_x_gradV2
-						acc115 += pNetBlock1Linear1WRow3[i3] * net_block_1_dropout_2_x_gradV3
-						acc115 += pNetBlock1Linear1WRow4[i3] * net_block_1_dropout_2_x_gradV4
-						acc115 += pNetBlock1Linear1WRow5[i3] * net_block_1_dropout_2_x_gradV5
-						net_block_1_linear_1_x_gradRow[i3] = acc115
-					}
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_linear_2_x_gradRow2 := &scratch.net_block_1_linear_2_x_grad[i0+2*j244][i1]
+				net_block_1_linear_2_x_gradRow3 := &scratch.net_block_1_linear_2_x_grad[i0+2*j244][i1+1]
+				net_block_1_linear_2_x_gradRow4 := &scratch.net_block_1_linear_2_x_grad[i0+2*j244][i1+2]
+				net_block_1_linear_2_x_gradRow5 := &scratch.net_block_1_linear_2_x_grad[i0+2*j244][i1+3]
+				for i2 := range 96 {
+					acc119 := gNetBlock1LayerNorm2BetaPartialRow[i2]
+					acc119 += net_block_1_linear_2_x_gradRow2[i2]
+					acc119 += net_block_1_linear_2_x_gradRow3[i2]
+					acc119 += net_block_1_linear_2_x_gradRow4[i2]
+					acc119 += net_block_1_linear_2_x_gradRow5[i2]
+					gNetBlock1LayerNorm2BetaPartialRow[i2] = acc119
 				}
 			}
 		}
@@ -22854,22 +22722,26 @@ type ocannlCharLMBackwardPart219 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j244 of the nest (0 <= j244 < 8).
-func (r237 *ocannlCharLMBackwardPart219) Part(j244 int) {
+// Part runs part j246 of the nest (0 <= j246 < 8).
+func (r237 *ocannlCharLMBackwardPart219) Part(j246 int) {
 	scratch := r237.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap34AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j244][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j244][0], &scratch.net_block_1_linear_1_x_2[i0][8*j244][0])
+			ocannlMap24AVX512(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j246][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j246][0], &scratch.net_block_1_linear_2_x_3[i0][8*j246][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap24AVX2(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j246][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j246][0], &scratch.net_block_1_linear_2_x_3[i0][8*j246][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j244]
-				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j244]
-				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j244]
-				for i2 := range 384 {
-					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_1_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_1_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_1_linear_1_x_2Row3[i2]*net_block_1_linear_1_x_2Row3[i2])))))))
+				net_block_1_linear_2_x_gradRow6 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j246]
+				net_block_1_linear_2_x_3V2 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j246][0]
+				net_block_1_linear_2_x_1_gradRow := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j246]
+				for i2 := range 96 {
+					net_block_1_linear_2_x_1_gradRow[i2] += net_block_1_linear_2_x_gradRow6[i2] / net_block_1_linear_2_x_3V2
 				}
 			}
 		}
@@ -22880,38 +22752,35 @@ func (r237 *ocannlCharLMBackwardPart219) Part(j244 int) {
 var ocannlCharLMBackwardPart219Records rt.Records[ocannlCharLMBackwardPart219]
 
 // ocannlCharLMBackwardPart220 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart220 struct {
-	scratch                   *ocannlCharLMBackwardScratch
-	gNetBlock1Linear2BPartial [8][384]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j245 of the nest (0 <= j245 < 8).
-func (r238 *ocannlCharLMBackwardPart220) Part(j245 int) {
-	scratch, gNetBlock1Linear2BPartial := r238.scratch, &r238.gNetBlock1Linear2BPartial
-	gNetBlock1Linear2BPartial[j245] = [384]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j247 of the nest (0 <= j247 < 8).
+func (r238 *ocannlCharLMBackwardPart220) Part(j247 int) {
+	scratch := r238.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock1Linear2BPartial[j245][0], &scratch.net_block_1_linear_1_x_2_grad[2*j245][0][0])
+		for i1 := range 8 {
+			ocannlReduce11AVX512(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j247][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j247][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j247][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j247][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock1Linear2BPartial[j245][0], &scratch.net_block_1_linear_1_x_2_grad[2*j245][0][0])
+		for i1 := range 8 {
+			ocannlReduce11AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j247][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j247][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j247][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j247][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j245]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1]
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1+1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1+2]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+2*j245][i1+3]
-				for i2 := range 384 {
-					acc116 := gNetBlock1Linear2BPartialRow[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow2[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow3[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow4[i2]
-					acc116 += net_block_1_linear_1_x_2_gradRow5[i2]
-					gNetBlock1Linear2BPartialRow[i2] = acc116
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_linear_2_x_gradRow7 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j247]
+				net_block_1_linear_2_x_1Row3 := &scratch.net_block_1_linear_2_x_1[i0][i1+8*j247]
+				v8 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j247][0] * scratch.net_block_1_linear_2_x_3[i0][i1+8*j247][0]
+				acc121 := scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j247][0]
+				for i2 := range 96 {
+					acc121 += net_block_1_linear_2_x_gradRow7[i2] * (-(net_block_1_linear_2_x_1Row3[i2] / v8))
 				}
+				scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j247][0] = acc121
 			}
 		}
 	}
@@ -22921,30 +22790,41 @@ func (r238 *ocannlCharLMBackwardPart220) Part(j245 int) {
 var ocannlCharLMBackwardPart220Records rt.Records[ocannlCharLMBackwardPart220]
 
 // ocannlCharLMBackwardPart221 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart221 struct {
-	gNetBlock1Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock1LayerNorm2GammaPartial [8][96]float32
 }
 
-// Part runs part j247 of the nest (0 <= j247 < 8).
-func (r239 *ocannlCharLMBackwardPart221) Part(j247 int) {
-	gNetBlock1Linear2W, scratch := r239.gNetBlock1Linear2W, r239.scratch
-	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+// Part runs part j248 of the nest (0 <= j248 < 8).
+func (r239 *ocannlCharLMBackwardPart221) Part(j248 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r239.scratch, &r239.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j248] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j247], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j247], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j248][0], &scratch.net_block_1_linear_2_x_1_grad[2*j248][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j248][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j247], &scratch.net_block_1_linear_1_x_2_grad[0][0][48*j247], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j248][0], &scratch.net_block_1_linear_2_x_1_grad[2*j248][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j248][0][0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 64 {
-				net_block_1_linear_2_xRow3 := &scratch.net_block_1_linear_2_x[i0][i1]
-				for i2 := range 48 {
-					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+48*j247]
-					gNetBlock1Linear2WRow := (*[96]float32)(gNetBlock1Linear2W[96*i2+4608*j247 : 96*i2+4608*j247+96])
-					for i3 := range 96 {
-						gNetBlock1Linear2WRow[i3] += net_block_1_linear_1_x_2_gradV * net_block_1_linear_2_xRow3[i3]
-					}
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j248]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_linear_2_x_1_gradRow2 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j248][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j248][i1]
+				net_block_1_linear_2_x_1_gradRow3 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j248][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j248][i1+1]
+				net_block_1_linear_2_x_1_gradRow4 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j248][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j248][i1+2]
+				net_block_1_linear_2_x_1_gradRow5 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j248][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j248][i1+3]
+				for i2 := range 96 {
+					acc122 := gNetBlock1LayerNorm2GammaPartialRow[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow3[i2] * net_block_1_layer_norm_2_centeredRow5[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow4[i2] * net_block_1_layer_norm_2_centeredRow6[i2]
+					acc122 += net_block_1_linear_2_x_1_gradRow5[i2] * net_block_1_layer_norm_2_centeredRow7[i2]
+					gNetBlock1LayerNorm2GammaPartialRow[i2] = acc122
 				}
 			}
 		}
@@ -22955,42 +22835,31 @@ func (r239 *ocannlCharLMBackwardPart221) Part(j247 int) {
 var ocannlCharLMBackwardPart221Records rt.Records[ocannlCharLMBackwardPart221]
 
 // ocannlCharLMBackwardPart222 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart222 struct {
-	pNetBlock1Linear2W *[36864]float32
-	scratch            *ocannlCharLMBackwardScratch
+	pNetBlock1LayerNorm2Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j248 of the nest (0 <= j248 < 8).
-func (r240 *ocannlCharLMBackwardPart222) Part(j248 int) {
-	pNetBlock1Linear2W, scratch := r240.pNetBlock1Linear2W, r240.scratch
-	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
+// Part runs part j250 of the nest (0 <= j250 < 8).
+func (r240 *ocannlCharLMBackwardPart222) Part(j250 int) {
+	pNetBlock1LayerNorm2Gamma, scratch := r240.pNetBlock1LayerNorm2Gamma, r240.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j248][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j248][0][0], &pNetBlock1Linear2W[0])
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j250][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j250][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j248][0][0], &scratch.net_block_1_linear_1_x_2_grad[2*j248][0][0], &pNetBlock1Linear2W[0])
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j250][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j250][0])
+		}
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 2 {
-			for i1 := range 64 {
-				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j248][i1]
-				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock1Linear2WRow2 := (*[96]float32)(pNetBlock1Linear2W[96*i2 : 96*i2+96])
-					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j248][i1][i2]
-					pNetBlock1Linear2WRow3 := (*[96]float32)(pNetBlock1Linear2W[96*i2+96 : 96*i2+192])
-					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j248][i1][i2+1]
-					pNetBlock1Linear2WRow4 := (*[96]float32)(pNetBlock1Linear2W[96*i2+192 : 96*i2+288])
-					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j248][i1][i2+2]
-					pNetBlock1Linear2WRow5 := (*[96]float32)(pNetBlock1Linear2W[96*i2+288 : 96*i2+384])
-					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+2*j248][i1][i2+3]
-					for i3 := range 96 {
-						acc118 := net_block_1_linear_2_x_gradRow[i3]
-						acc118 += pNetBlock1Linear2WRow2[i3] * net_block_1_linear_1_x_2_gradV2
-						acc118 += pNetBlock1Linear2WRow3[i3] * net_block_1_linear_1_x_2_gradV3
-						acc118 += pNetBlock1Linear2WRow4[i3] * net_block_1_linear_1_x_2_gradV4
-						acc118 += pNetBlock1Linear2WRow5[i3] * net_block_1_linear_1_x_2_gradV5
-						net_block_1_linear_2_x_gradRow[i3] = acc118
-					}
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_linear_2_x_1_gradRow6 := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j250]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j250]
+				for i2 := range 96 {
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_linear_2_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -23001,37 +22870,31 @@ func (r240 *ocannlCharLMBackwardPart222) Part(j248 int) {
 var ocannlCharLMBackwardPart222Records rt.Records[ocannlCharLMBackwardPart222]
 
 // ocannlCharLMBackwardPart223 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart223 struct {
-	scratch                         *ocannlCharLMBackwardScratch
-	gNetBlock1LayerNorm2BetaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j249 of the nest (0 <= j249 < 8).
-func (r241 *ocannlCharLMBackwardPart223) Part(j249 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r241.scratch, &r241.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j249] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j251 of the nest (0 <= j251 < 8).
+func (r241 *ocannlCharLMBackwardPart223) Part(j251 int) {
+	scratch := r241.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j249][0], &scratch.net_block_1_linear_2_x_grad[2*j249][0][0])
+		for i1 := range 8 {
+			ocannlMap29AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j251][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j251][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+8*j251][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j249][0], &scratch.net_block_1_linear_2_x_grad[2*j249][0][0])
+		for i1 := range 8 {
+			ocannlMap29AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j251][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j251][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+8*j251][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j249]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_2_x_gradRow2 := &scratch.net_block_1_linear_2_x_grad[i0+2*j249][i1]
-				net_block_1_linear_2_x_gradRow3 := &scratch.net_block_1_linear_2_x_grad[i0+2*j249][i1+1]
-				net_block_1_linear_2_x_gradRow4 := &scratch.net_block_1_linear_2_x_grad[i0+2*j249][i1+2]
-				net_block_1_linear_2_x_gradRow5 := &scratch.net_block_1_linear_2_x_grad[i0+2*j249][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j251][0]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j251]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j251]
 				for i2 := range 96 {
-					acc119 := gNetBlock1LayerNorm2BetaPartialRow[i2]
-					acc119 += net_block_1_linear_2_x_gradRow2[i2]
-					acc119 += net_block_1_linear_2_x_gradRow3[i2]
-					acc119 += net_block_1_linear_2_x_gradRow4[i2]
-					acc119 += net_block_1_linear_2_x_gradRow5[i2]
-					gNetBlock1LayerNorm2BetaPartialRow[i2] = acc119
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_2_gradV * net_block_1_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -23047,26 +22910,26 @@ type ocannlCharLMBackwardPart224 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j251 of the nest (0 <= j251 < 8).
-func (r242 *ocannlCharLMBackwardPart224) Part(j251 int) {
+// Part runs part j252 of the nest (0 <= j252 < 8).
+func (r242 *ocannlCharLMBackwardPart224) Part(j252 int) {
 	scratch := r242.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j251][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j251][0], &scratch.net_block_1_linear_2_x_3[i0][8*j251][0])
+		for i1 := range 8 {
+			ocannlMap30AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j252][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+8*j252][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j252][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j251][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j251][0], &scratch.net_block_1_linear_2_x_3[i0][8*j251][0])
+		for i1 := range 8 {
+			ocannlMap30AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j252][0], &scratch.net_block_1_layer_norm_2_centered[0][i1+8*j252][0], &scratch.net_block_1_layer_norm_2_var_2_grad[0][i1+8*j252][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_linear_2_x_gradRow6 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j251]
-				net_block_1_linear_2_x_3V2 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j251][0]
-				net_block_1_linear_2_x_1_gradRow := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j251]
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j252]
+				net_block_1_layer_norm_2_var_2_gradV2 := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j252][0]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j252]
 				for i2 := range 96 {
-					net_block_1_linear_2_x_1_gradRow[i2] += net_block_1_linear_2_x_gradRow6[i2] / net_block_1_linear_2_x_3V2
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -23082,30 +22945,26 @@ type ocannlCharLMBackwardPart225 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j252 of the nest (0 <= j252 < 8).
-func (r243 *ocannlCharLMBackwardPart225) Part(j252 int) {
+// Part runs part j253 of the nest (0 <= j253 < 8).
+func (r243 *ocannlCharLMBackwardPart225) Part(j253 int) {
 	scratch := r243.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j252][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j252][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j252][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j252][0])
+		for i0 := range 16 {
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j253][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j253][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j252][0], &scratch.net_block_1_linear_2_x_grad[0][i1+8*j252][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j252][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j252][0])
+		for i0 := range 16 {
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j253][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j253][0])
 		}
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_linear_2_x_gradRow7 := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j252]
-				net_block_1_linear_2_x_1Row3 := &scratch.net_block_1_linear_2_x_1[i0][i1+8*j252]
-				v9 := scratch.net_block_1_linear_2_x_3[i0][i1+8*j252][0] * scratch.net_block_1_linear_2_x_3[i0][i1+8*j252][0]
-				acc121 := scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j252][0]
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j253]
+				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j253]
 				for i2 := range 96 {
-					acc121 += net_block_1_linear_2_x_gradRow7[i2] * (-(net_block_1_linear_2_x_1Row3[i2] / v9))
+					net_layer_norm_1_centered_gradRow19[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
 				}
-				scratch.net_block_1_linear_2_x_3_grad[i0][i1+8*j252][0] = acc121
 			}
 		}
 	}
@@ -23115,42 +22974,33 @@ func (r243 *ocannlCharLMBackwardPart225) Part(j252 int) {
 var ocannlCharLMBackwardPart225Records rt.Records[ocannlCharLMBackwardPart225]
 
 // ocannlCharLMBackwardPart226 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart226 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock1LayerNorm2GammaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j253 of the nest (0 <= j253 < 8).
-func (r244 *ocannlCharLMBackwardPart226) Part(j253 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r244.scratch, &r244.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j253] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j254 of the nest (0 <= j254 < 8).
+func (r244 *ocannlCharLMBackwardPart226) Part(j254 int) {
+	scratch := r244.scratch
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j253][0], &scratch.net_block_1_linear_2_x_1_grad[2*j253][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j253][0][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j254][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j254][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j253][0], &scratch.net_block_1_linear_2_x_1_grad[2*j253][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j253][0][0])
+		for i1 := range 8 {
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j254][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j254][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j253]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_linear_2_x_1_gradRow2 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j253][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j253][i1]
-				net_block_1_linear_2_x_1_gradRow3 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j253][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j253][i1+1]
-				net_block_1_linear_2_x_1_gradRow4 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j253][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j253][i1+2]
-				net_block_1_linear_2_x_1_gradRow5 := &scratch.net_block_1_linear_2_x_1_grad[i0+2*j253][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+2*j253][i1+3]
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j254]
+				acc124 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j254][0]
 				for i2 := range 96 {
-					acc122 := gNetBlock1LayerNorm2GammaPartialRow[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow3[i2] * net_block_1_layer_norm_2_centeredRow5[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow4[i2] * net_block_1_layer_norm_2_centeredRow6[i2]
-					acc122 += net_block_1_linear_2_x_1_gradRow5[i2] * net_block_1_layer_norm_2_centeredRow7[i2]
-					gNetBlock1LayerNorm2GammaPartialRow[i2] = acc122
+					acc124 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j254][0] = acc124
 			}
 		}
 	}
@@ -23162,29 +23012,28 @@ var ocannlCharLMBackwardPart226Records rt.Records[ocannlCharLMBackwardPart226]
 // ocannlCharLMBackwardPart227 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart227 struct {
-	pNetBlock1LayerNorm2Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j255 of the nest (0 <= j255 < 8).
 func (r245 *ocannlCharLMBackwardPart227) Part(j255 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r245.pNetBlock1LayerNorm2Gamma, r245.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r245.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j255][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j255][0])
+		for i1 := range 8 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j255][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j255][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j255][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j255][0])
+		for i1 := range 8 {
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j255][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j255][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_linear_2_x_1_gradRow6 := &scratch.net_block_1_linear_2_x_1_grad[i0][i1+8*j255]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j255]
+				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1+8*j255][0]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j255]
 				for i2 := range 96 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_linear_2_x_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_2_mean_1_gradV
 				}
 			}
 		}
@@ -23197,28 +23046,30 @@ var ocannlCharLMBackwardPart227Records rt.Records[ocannlCharLMBackwardPart227]
 // ocannlCharLMBackwardPart228 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart228 struct {
-	scratch *ocannlCharLMBackwardScratch
+	nNetBlock1Dropout1Mask *[98304]float32
+	scratch                *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j256 of the nest (0 <= j256 < 8).
 func (r246 *ocannlCharLMBackwardPart228) Part(j256 int) {
-	scratch := r246.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	nNetBlock1Dropout1Mask, scratch := r246.nNetBlock1Dropout1Mask, r246.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j256][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j256][0])
+			ocannlMap32AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j256][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j256][0], &nNetBlock1Dropout1Mask[6144*i0+768*j256])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j256][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j256][0])
+			ocannlMap32AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j256][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j256][0], &nNetBlock1Dropout1Mask[6144*i0+768*j256])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0][i1+8*j256][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j256]
+				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j256]
+				nNetBlock1Dropout1MaskRow2 := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j256 : 6144*i0+96*i1+768*j256+96])
+				net_block_1_dropout_1_x_gradRow := &scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j256]
 				for i2 := range 96 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+					net_block_1_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow21[i2] * nNetBlock1Dropout1MaskRow2[i2]
 				}
 			}
 		}
@@ -23228,32 +23079,33 @@ func (r246 *ocannlCharLMBackwardPart228) Part(j256 int) {
 // ocannlCharLMBackwardPart228Records holds the free ocannlCharLMBackwardPart228 records.
 var ocannlCharLMBackwardPart228Records rt.Records[ocannlCharLMBackwardPart228]
 
-// ocannlCharLMBackwardPart229 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlCharLMBackwardPart229 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart229 struct {
-	scratch *ocannlCharLMBackwardScratch
+	gNetBlock1MaskedAttention1WO *[9216]float32
+	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j257 of the nest (0 <= j257 < 8).
+// Part runs part j257 of the nest (0 <= j257 < 4).
 func (r247 *ocannlCharLMBackwardPart229) Part(j257 int) {
-	scratch := r247.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	gNetBlock1MaskedAttention1WO, scratch := r247.gNetBlock1MaskedAttention1WO, r247.scratch
+	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j257][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j257][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j257][0])
-		}
+		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j257], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j257][0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j257][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j257][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j257][0])
-		}
+		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j257], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j257][0])
 	} else {
 		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j257]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j257]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j257]
+			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
+					net_block_1_dropout_1_x_gradV := scratch.net_block_1_dropout_1_x_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j257]
+						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j257 : 96*i2+24*i3+24*j257+24])
+						for i4 := range 24 {
+							gNetBlock1MaskedAttention1WORow[i4] += net_block_1_dropout_1_x_gradV * net_block_1_masked_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -23264,31 +23116,32 @@ func (r247 *ocannlCharLMBackwardPart229) Part(j257 int) {
 var ocannlCharLMBackwardPart229Records rt.Records[ocannlCharLMBackwardPart229]
 
 // ocannlCharLMBackwardPart230 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart230 struct {
-	scratch *ocannlCharLMBackwardScratch
+	pNetBlock1MaskedAttention1WO *[9216]float32
+	scratch                      *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j258 of the nest (0 <= j258 < 8).
 func (r248 *ocannlCharLMBackwardPart230) Part(j258 int) {
-	scratch := r248.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
+	pNetBlock1MaskedAttention1WO, scratch := r248.pNetBlock1MaskedAttention1WO, r248.scratch
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j258][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j258][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j258][0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j258][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j258][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j258][0], &scratch.net_block_1_layer_norm_2_centered[i0][8*j258][0], &scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j258][0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j258][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j258][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0][i1+8*j258]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0][i1+8*j258]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j258]
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
+					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j258][i1][i2]
+					for i3 := range 4 {
+						pNetBlock1MaskedAttention1WORow2 := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j258][i1][i3]
+						for i4 := range 24 {
+							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_dropout_1_x_gradV2
+						}
+					}
 				}
 			}
 		}
@@ -23299,7 +23152,7 @@ func (r248 *ocannlCharLMBackwardPart230) Part(j258 int) {
 var ocannlCharLMBackwardPart230Records rt.Records[ocannlCharLMBackwardPart230]
 
 // ocannlCharLMBackwardPart231 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart231 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -23307,22 +23160,40 @@ type ocannlCharLMBackwardPart231 struct {
 // Part runs part j259 of the nest (0 <= j259 < 8).
 func (r249 *ocannlCharLMBackwardPart231) Part(j259 int) {
 	scratch := r249.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
+	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j259][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j259][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm1AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j259][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j259][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j259][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j259][0], &scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j259][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm1AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j259][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j259][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j259][0][i2][0])
+			}
 		}
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j259]
-				net_layer_norm_1_centered_gradRow19 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j259]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow19[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 2 {
+			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+2*j259]
+			for i1 := range 64 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j259][i1][i2]
+					for i3 := 0; i3 < 24; i3 += 4 {
+						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j259][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j259][i1][i2][i3+1]
+						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j259][i1][i2][i3+2]
+						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j259][i1][i2][i3+3]
+						for i4 := range 64 {
+							acc125 := net_block_1_masked_attention_1_attn_gradRow[i4]
+							acc125 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
+							acc125 += net_block_1_masked_attention_1_ctx_gradV2 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+1]
+							acc125 += net_block_1_masked_attention_1_ctx_gradV3 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+2]
+							acc125 += net_block_1_masked_attention_1_ctx_gradV4 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+3]
+							net_block_1_masked_attention_1_attn_gradRow[i4] = acc125
+						}
+					}
 				}
 			}
 		}
@@ -23333,7 +23204,7 @@ func (r249 *ocannlCharLMBackwardPart231) Part(j259 int) {
 var ocannlCharLMBackwardPart231Records rt.Records[ocannlCharLMBackwardPart231]
 
 // ocannlCharLMBackwardPart232 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart232 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -23341,25 +23212,32 @@ type ocannlCharLMBackwardPart232 struct {
 // Part runs part j260 of the nest (0 <= j260 < 8).
 func (r250 *ocannlCharLMBackwardPart232) Part(j260 int) {
 	scratch := r250.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
+	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j260][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j260][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j260][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j260][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j260][0][i2][0])
+			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j260][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j260][0])
+		for i0 := range 2 {
+			for i2 := range 4 {
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j260][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j260][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j260][0][i2][0])
+			}
 		}
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+8*j260]
-				acc124 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j260][0]
-				for i2 := range 96 {
-					acc124 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
+		for i0 := range 2 {
+			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+2*j260]
+			for i1 := range 64 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+2*j260][i1][i2]
+					for i3 := range 24 {
+						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j260][i1][i2][i3]
+						for i4 := range 64 {
+							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
+						}
+					}
 				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+8*j260][0] = acc124
 			}
 		}
 	}
@@ -23377,22 +23255,25 @@ type ocannlCharLMBackwardPart233 struct {
 // Part runs part j261 of the nest (0 <= j261 < 8).
 func (r251 *ocannlCharLMBackwardPart233) Part(j261 int) {
 	scratch := r251.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j261][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j261][0])
+		for i0 := range 16 {
+			ocannlMap35AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j261][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j261][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j261][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j261][0], &scratch.net_block_1_layer_norm_2_mean_1_grad[0][i1+8*j261][0])
+		for i0 := range 16 {
+			ocannlMap35AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j261][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j261][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j261][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_layer_norm_2_mean_1_gradV := scratch.net_block_1_layer_norm_2_mean_1_grad[i0][i1+8*j261][0]
-				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j261]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_2_mean_1_gradV
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j261][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j261][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j261][i2]
+					for i3 := range 64 {
+						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+					}
 				}
 			}
 		}
@@ -23405,30 +23286,34 @@ var ocannlCharLMBackwardPart233Records rt.Records[ocannlCharLMBackwardPart233]
 // ocannlCharLMBackwardPart234 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart234 struct {
-	nNetBlock1Dropout1Mask *[98304]float32
-	scratch                *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j262 of the nest (0 <= j262 < 8).
 func (r252 *ocannlCharLMBackwardPart234) Part(j262 int) {
-	nNetBlock1Dropout1Mask, scratch := r252.nNetBlock1Dropout1Mask, r252.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r252.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap33AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j262][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j262][0], &nNetBlock1Dropout1Mask[6144*i0+768*j262])
+			ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j262][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j262][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j262][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j262][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap33AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j262][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j262][0], &nNetBlock1Dropout1Mask[6144*i0+768*j262])
+			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j262][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j262][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j262][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j262][0][0])
 		}
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow21 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j262]
-				nNetBlock1Dropout1MaskRow2 := (*[96]float32)(nNetBlock1Dropout1Mask[6144*i0+96*i1+768*j262 : 6144*i0+96*i1+768*j262+96])
-				net_block_1_dropout_1_x_gradRow := &scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j262]
-				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow21[i2] * nNetBlock1Dropout1MaskRow2[i2]
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j262][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j262][i2]
+					v9 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j262][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j262][i2][0]
+					acc126 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j262][i2][0]
+					for i3 := range 64 {
+						acc126 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v9))
+					}
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j262][i2][0] = acc126
 				}
 			}
 		}
@@ -23438,32 +23323,32 @@ func (r252 *ocannlCharLMBackwardPart234) Part(j262 int) {
 // ocannlCharLMBackwardPart234Records holds the free ocannlCharLMBackwardPart234 records.
 var ocannlCharLMBackwardPart234Records rt.Records[ocannlCharLMBackwardPart234]
 
-// ocannlCharLMBackwardPart235 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart235 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart235 struct {
-	gNetBlock1MaskedAttention1WO *[9216]float32
-	scratch                      *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j263 of the nest (0 <= j263 < 4).
+// Part runs part j263 of the nest (0 <= j263 < 8).
 func (r253 *ocannlCharLMBackwardPart235) Part(j263 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r253.gNetBlock1MaskedAttention1WO, r253.scratch
-	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	scratch := r253.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j263], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j263][0])
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j263][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j263][0][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j263], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j263][0])
+		for i0 := range 16 {
+			ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j263][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j263][0][0])
+		}
 	} else {
 		for i0 := range 16 {
-			for i1 := range 64 {
-				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradV := scratch.net_block_1_dropout_1_x_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j263]
-						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j263 : 96*i2+24*i3+24*j263+24])
-						for i4 := range 24 {
-							gNetBlock1MaskedAttention1WORow[i4] += net_block_1_dropout_1_x_gradV * net_block_1_masked_attention_1_ctxRow3[i4]
-						}
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_1_gradV := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j263][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j263][i2]
+					for i3 := range 64 {
+						net_block_1_masked_attention_1_ex_gradRow2[i3] += net_block_1_masked_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -23475,31 +23360,32 @@ func (r253 *ocannlCharLMBackwardPart235) Part(j263 int) {
 var ocannlCharLMBackwardPart235Records rt.Records[ocannlCharLMBackwardPart235]
 
 // ocannlCharLMBackwardPart236 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart236 struct {
-	pNetBlock1MaskedAttention1WO *[9216]float32
-	scratch                      *ocannlCharLMBackwardScratch
+	scratch *ocannlCharLMBackwardScratch
 }
 
 // Part runs part j264 of the nest (0 <= j264 < 8).
 func (r254 *ocannlCharLMBackwardPart236) Part(j264 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r254.pNetBlock1MaskedAttention1WO, r254.scratch
-	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	scratch := r254.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j264][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j264][0][0], &pNetBlock1MaskedAttention1WO[0])
+		for i0 := range 16 {
+			ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j264][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j264][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j264][0][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j264][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j264][0][0], &pNetBlock1MaskedAttention1WO[0])
+		for i0 := range 16 {
+			ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j264][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j264][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j264][0][0])
+		}
 	} else {
-		for i0 := range 2 {
-			for i1 := range 64 {
-				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j264][i1][i2]
-					for i3 := range 4 {
-						pNetBlock1MaskedAttention1WORow2 := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j264][i1][i3]
-						for i4 := range 24 {
-							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_dropout_1_x_gradV2
-						}
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_ex_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j264][i2]
+					net_block_1_masked_attention_1_exRow5 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j264][i2]
+					net_block_1_masked_attention_1_ex_1_gradRow := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j264][i2]
+					for i3 := range 64 {
+						net_block_1_masked_attention_1_ex_1_gradRow[i3] += net_block_1_masked_attention_1_ex_gradRow3[i3] * net_block_1_masked_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -23511,7 +23397,7 @@ func (r254 *ocannlCharLMBackwardPart236) Part(j264 int) {
 var ocannlCharLMBackwardPart236Records rt.Records[ocannlCharLMBackwardPart236]
 
 // ocannlCharLMBackwardPart237 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart237 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
@@ -23519,40 +23405,26 @@ type ocannlCharLMBackwardPart237 struct {
 // Part runs part j265 of the nest (0 <= j265 < 8).
 func (r255 *ocannlCharLMBackwardPart237) Part(j265 int) {
 	scratch := r255.scratch
-	// float32 dot kernel M=64 N=64 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm1AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j265][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j265][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j265][0][0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm1AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+2*j265][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j265][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j265][0][0])
 		}
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 2 {
-			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+2*j265]
-			for i1 := range 64 {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+2*j265][i1][i2]
-					for i3 := 0; i3 < 24; i3 += 4 {
-						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][i1][i2][i3]
-						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][i1][i2][i3+1]
-						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][i1][i2][i3+2]
-						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j265][i1][i2][i3+3]
-						for i4 := range 64 {
-							acc125 := net_block_1_masked_attention_1_attn_gradRow[i4]
-							acc125 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
-							acc125 += net_block_1_masked_attention_1_ctx_gradV2 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+1]
-							acc125 += net_block_1_masked_attention_1_ctx_gradV3 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+2]
-							acc125 += net_block_1_masked_attention_1_ctx_gradV4 * net_block_1_masked_attention_1_vRow5[i4][i2][i3+3]
-							net_block_1_masked_attention_1_attn_gradRow[i4] = acc125
-						}
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j265][i2]
+					acc127 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j265][i2][0]
+					for i3 := range 64 {
+						acc127 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j265][i2][0] = acc127
 				}
 			}
 		}
@@ -23563,39 +23435,43 @@ func (r255 *ocannlCharLMBackwardPart237) Part(j265 int) {
 var ocannlCharLMBackwardPart237Records rt.Records[ocannlCharLMBackwardPart237]
 
 // ocannlCharLMBackwardPart238 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart238 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j266 of the nest (0 <= j266 < 8).
-func (r256 *ocannlCharLMBackwardPart238) Part(j266 int) {
-	scratch := r256.scratch
-	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+// Part runs part j269 of the nest (0 <= j269 < 8).
+func (r258 *ocannlCharLMBackwardPart238) Part(j269 int) {
+	scratch := r258.scratch
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j266][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j266][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j266][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j269][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j269][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j269][0][0], &scratch.ordinals_2[0])
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j266][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j266][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j266][0][i2][0])
-			}
+		for i0 := range 16 {
+			ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j269][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j269][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j269][0][0], &scratch.ordinals_2[0])
 		}
 	} else {
-		for i0 := range 2 {
-			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+2*j266]
-			for i1 := range 64 {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+2*j266][i1][i2]
-					for i3 := range 24 {
-						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j266][i1][i2][i3]
-						for i4 := range 64 {
-							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j269][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j269][i2][0]
+					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j269][i2][0]
+					for i3 := range 64 {
+						var r256 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r256 = 1
 						}
+						r257 := float32(64)
+						if r256 != 0 {
+							r257 = scratch.ordinals_2[i3]
+						}
+						acc128 = min(acc128, r257)
 					}
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j269][i2][0] = acc128
 				}
 			}
 		}
@@ -23611,27 +23487,35 @@ type ocannlCharLMBackwardPart239 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j267 of the nest (0 <= j267 < 8).
-func (r257 *ocannlCharLMBackwardPart239) Part(j267 int) {
-	scratch := r257.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+// Part runs part j270 of the nest (0 <= j270 < 8).
+func (r261 *ocannlCharLMBackwardPart239) Part(j270 int) {
+	scratch := r261.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j267][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j267][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j267][0][0])
+			ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j270][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j270][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j270][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j267][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j267][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j267][0][0])
+			ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j270][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j270][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j270][0][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j267][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j267][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j267][i2]
+					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j270][i2][0]
+					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j270][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j270][i2]
 					for i3 := range 64 {
-						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+						var r259 float32
+						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
+							r259 = 1
+						}
+						r260 := float32(0)
+						if r259 != 0 {
+							r260 = net_block_1_masked_attention_1_m_gradV
+						}
+						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r260
 					}
 				}
 			}
@@ -23645,34 +23529,41 @@ var ocannlCharLMBackwardPart239Records rt.Records[ocannlCharLMBackwardPart239]
 // ocannlCharLMBackwardPart240 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart240 struct {
+	mask    *[64][64]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j268 of the nest (0 <= j268 < 8).
-func (r258 *ocannlCharLMBackwardPart240) Part(j268 int) {
-	scratch := r258.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j271 of the nest (0 <= j271 < 8).
+func (r263 *ocannlCharLMBackwardPart240) Part(j271 int) {
+	mask, scratch := r263.mask, r263.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j268][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j268][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j268][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j268][0][0])
+			for i1 := range 8 {
+				ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j271][0][0], &mask[i1+8*j271][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j271][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j268][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j268][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j268][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j268][0][0])
+			for i1 := range 8 {
+				ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j271][0][0], &mask[i1+8*j271][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j271][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
 		}
 	} else {
-		// reduction accumulated in a local variable.
+		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
 		for i0 := range 16 {
 			for i1 := range 8 {
+				maskRow6 := &mask[i1+8*j271]
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+8*j268][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j268][i2]
-					v10 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j268][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+8*j268][i2][0]
-					acc126 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j268][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j271][i2]
+					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j271][i2]
 					for i3 := range 64 {
-						acc126 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v10))
+						r262 := float32(0)
+						if maskRow6[i3] != 0 {
+							r262 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
+						}
+						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r262 + 0) / net_block_1_masked_attention_1_scores_2V2
 					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j268][i2][0] = acc126
 				}
 			}
 		}
@@ -23683,275 +23574,25 @@ func (r258 *ocannlCharLMBackwardPart240) Part(j268 int) {
 var ocannlCharLMBackwardPart240Records rt.Records[ocannlCharLMBackwardPart240]
 
 // ocannlCharLMBackwardPart241 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart241 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j269 of the nest (0 <= j269 < 8).
-func (r259 *ocannlCharLMBackwardPart241) Part(j269 int) {
-	scratch := r259.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j269][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j269][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j269][0][0], &scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j269][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_1_gradV := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+8*j269][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j269][i2]
-					for i3 := range 64 {
-						net_block_1_masked_attention_1_ex_gradRow2[i3] += net_block_1_masked_attention_1_attn_1_gradV
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart241Records holds the free ocannlCharLMBackwardPart241 records.
-var ocannlCharLMBackwardPart241Records rt.Records[ocannlCharLMBackwardPart241]
-
-// ocannlCharLMBackwardPart242 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart242 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j270 of the nest (0 <= j270 < 8).
-func (r260 *ocannlCharLMBackwardPart242) Part(j270 int) {
-	scratch := r260.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap38AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j270][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j270][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j270][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap38AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j270][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j270][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j270][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_grad[i0][i1+8*j270][i2]
-					net_block_1_masked_attention_1_exRow5 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+8*j270][i2]
-					net_block_1_masked_attention_1_ex_1_gradRow := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j270][i2]
-					for i3 := range 64 {
-						net_block_1_masked_attention_1_ex_1_gradRow[i3] += net_block_1_masked_attention_1_ex_gradRow3[i3] * net_block_1_masked_attention_1_exRow5[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart242Records holds the free ocannlCharLMBackwardPart242 records.
-var ocannlCharLMBackwardPart242Records rt.Records[ocannlCharLMBackwardPart242]
-
-// ocannlCharLMBackwardPart243 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart243 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j271 of the nest (0 <= j271 < 8).
-func (r261 *ocannlCharLMBackwardPart243) Part(j271 int) {
-	scratch := r261.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j271][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j271][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j271][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j271][0][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j271][i2]
-					acc127 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j271][i2][0]
-					for i3 := range 64 {
-						acc127 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
-					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j271][i2][0] = acc127
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart243Records holds the free ocannlCharLMBackwardPart243 records.
-var ocannlCharLMBackwardPart243Records rt.Records[ocannlCharLMBackwardPart243]
-
-// ocannlCharLMBackwardPart244 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart244 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j275 of the nest (0 <= j275 < 8).
-func (r264 *ocannlCharLMBackwardPart244) Part(j275 int) {
+// Part runs part j272 of the nest (0 <= j272 < 8).
+func (r264 *ocannlCharLMBackwardPart241) Part(j272 int) {
 	scratch := r264.scratch
-	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j275][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j275][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j275][0][0], &scratch.ordinals_2[0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j275][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j275][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j275][0][0], &scratch.ordinals_2[0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j275][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j275][i2][0]
-					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j275][i2][0]
-					for i3 := range 64 {
-						var r262 float32
-						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-							r262 = 1
-						}
-						r263 := float32(64)
-						if r262 != 0 {
-							r263 = scratch.ordinals_2[i3]
-						}
-						acc128 = min(acc128, r263)
-					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j275][i2][0] = acc128
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart244Records holds the free ocannlCharLMBackwardPart244 records.
-var ocannlCharLMBackwardPart244Records rt.Records[ocannlCharLMBackwardPart244]
-
-// ocannlCharLMBackwardPart245 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart245 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j276 of the nest (0 <= j276 < 8).
-func (r267 *ocannlCharLMBackwardPart245) Part(j276 int) {
-	scratch := r267.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j276][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j276][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j276][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j276][0][0], &scratch.ordinals_2[0], &scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j276][0][0], &scratch.net_block_1_masked_attention_1_m_grad[i0][8*j276][0][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_m_argmax_20V := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j276][i2][0]
-					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+8*j276][i2][0]
-					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j276][i2]
-					for i3 := range 64 {
-						var r265 float32
-						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r265 = 1
-						}
-						r266 := float32(0)
-						if r265 != 0 {
-							r266 = net_block_1_masked_attention_1_m_gradV
-						}
-						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r266
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart245Records holds the free ocannlCharLMBackwardPart245 records.
-var ocannlCharLMBackwardPart245Records rt.Records[ocannlCharLMBackwardPart245]
-
-// ocannlCharLMBackwardPart246 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart246 struct {
-	mask    *[64][64]float32
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j277 of the nest (0 <= j277 < 8).
-func (r269 *ocannlCharLMBackwardPart246) Part(j277 int) {
-	mask, scratch := r269.mask, r269.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(div(add(where(x0,x1,0),0),x2),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap41AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j277][0][0], &mask[i1+8*j277][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j277][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				ocannlMap41AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j277][0][0], &mask[i1+8*j277][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j277][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
-			}
-		}
-	} else {
-		net_block_1_masked_attention_1_scores_2V2 := scratch.net_block_1_masked_attention_1_scores_2[0]
-		for i0 := range 16 {
-			for i1 := range 8 {
-				maskRow6 := &mask[i1+8*j277]
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+8*j277][i2]
-					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1+8*j277][i2]
-					for i3 := range 64 {
-						r268 := float32(0)
-						if maskRow6[i3] != 0 {
-							r268 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
-						}
-						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r268 + 0) / net_block_1_masked_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart246Records holds the free ocannlCharLMBackwardPart246 records.
-var ocannlCharLMBackwardPart246Records rt.Records[ocannlCharLMBackwardPart246]
-
-// ocannlCharLMBackwardPart247 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart247 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j278 of the nest (0 <= j278 < 8).
-func (r270 *ocannlCharLMBackwardPart247) Part(j278 int) {
-	scratch := r270.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j278][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j272][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j272][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j272][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j278][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+2*j272][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j272][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+2*j272][0][i2][0])
 			}
 		}
 	} else {
@@ -23959,16 +23600,16 @@ func (r270 *ocannlCharLMBackwardPart247) Part(j278 int) {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+2*j278][i1][i2]
+					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+2*j272][i1][i2]
 					for i3 := 0; i3 < 64; i3 += 4 {
-						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][i1][i2][i3]
-						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+2*j278][i3][i2]
-						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][i1][i2][i3+1]
-						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+2*j278][i3+1][i2]
-						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][i1][i2][i3+2]
-						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+2*j278][i3+2][i2]
-						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j278][i1][i2][i3+3]
-						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+2*j278][i3+3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j272][i1][i2][i3]
+						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+2*j272][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j272][i1][i2][i3+1]
+						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+2*j272][i3+1][i2]
+						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j272][i1][i2][i3+2]
+						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+2*j272][i3+2][i2]
+						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j272][i1][i2][i3+3]
+						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+2*j272][i3+3][i2]
 						for i4 := range 24 {
 							acc129 := net_block_1_masked_attention_1_q_gradRow[i4]
 							acc129 += net_block_1_masked_attention_1_scores_1_gradV * net_block_1_masked_attention_1_kRow2[i4]
@@ -23984,39 +23625,39 @@ func (r270 *ocannlCharLMBackwardPart247) Part(j278 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart247Records holds the free ocannlCharLMBackwardPart247 records.
-var ocannlCharLMBackwardPart247Records rt.Records[ocannlCharLMBackwardPart247]
+// ocannlCharLMBackwardPart241Records holds the free ocannlCharLMBackwardPart241 records.
+var ocannlCharLMBackwardPart241Records rt.Records[ocannlCharLMBackwardPart241]
 
-// ocannlCharLMBackwardPart248 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart242 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart248 struct {
+type ocannlCharLMBackwardPart242 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j279 of the nest (0 <= j279 < 8).
-func (r271 *ocannlCharLMBackwardPart248) Part(j279 int) {
-	scratch := r271.scratch
+// Part runs part j273 of the nest (0 <= j273 < 8).
+func (r265 *ocannlCharLMBackwardPart242) Part(j273 int) {
+	scratch := r265.scratch
 	// float32 broadcast kernel M=64 N=24 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j279][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j279][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j279][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j273][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j273][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j273][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j279][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j279][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j279][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j273][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j273][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j273][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 2 {
 			for i1 := range 64 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+2*j279][i1][i2]
+					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+2*j273][i1][i2]
 					for i3 := range 64 {
-						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j279][i1][i2][i3]
-						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+2*j279][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j273][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+2*j273][i3][i2]
 						for i4 := range 24 {
 							net_block_1_masked_attention_1_k_gradRow[i4] += net_block_1_masked_attention_1_qRow2[i4] * net_block_1_masked_attention_1_scores_1_gradV5
 						}
@@ -24027,32 +23668,32 @@ func (r271 *ocannlCharLMBackwardPart248) Part(j279 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart248Records holds the free ocannlCharLMBackwardPart248 records.
-var ocannlCharLMBackwardPart248Records rt.Records[ocannlCharLMBackwardPart248]
+// ocannlCharLMBackwardPart242Records holds the free ocannlCharLMBackwardPart242 records.
+var ocannlCharLMBackwardPart242Records rt.Records[ocannlCharLMBackwardPart242]
 
-// ocannlCharLMBackwardPart249 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart243 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart249 struct {
+type ocannlCharLMBackwardPart243 struct {
 	gNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j280 of the nest (0 <= j280 < 4).
-func (r272 *ocannlCharLMBackwardPart249) Part(j280 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r272.gNetBlock1MaskedAttention1WV, r272.scratch
+// Part runs part j274 of the nest (0 <= j274 < 4).
+func (r266 *ocannlCharLMBackwardPart243) Part(j274 int) {
+	gNetBlock1MaskedAttention1WV, scratch := r266.gNetBlock1MaskedAttention1WV, r266.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j280], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j280][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j274], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j274][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j280], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j280][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j274], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j274][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j280][i3]
-						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j280+96*i3 : 2304*i2+2304*j280+96*i3+96])
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j274][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j274+96*i3 : 2304*i2+2304*j274+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
 						}
@@ -24063,39 +23704,39 @@ func (r272 *ocannlCharLMBackwardPart249) Part(j280 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart249Records holds the free ocannlCharLMBackwardPart249 records.
-var ocannlCharLMBackwardPart249Records rt.Records[ocannlCharLMBackwardPart249]
+// ocannlCharLMBackwardPart243Records holds the free ocannlCharLMBackwardPart243 records.
+var ocannlCharLMBackwardPart243Records rt.Records[ocannlCharLMBackwardPart243]
 
-// ocannlCharLMBackwardPart250 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart244 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart250 struct {
+type ocannlCharLMBackwardPart244 struct {
 	pNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j281 of the nest (0 <= j281 < 8).
-func (r273 *ocannlCharLMBackwardPart250) Part(j281 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r273.pNetBlock1MaskedAttention1WV, r273.scratch
+// Part runs part j275 of the nest (0 <= j275 < 8).
+func (r267 *ocannlCharLMBackwardPart244) Part(j275 int) {
+	pNetBlock1MaskedAttention1WV, scratch := r267.pNetBlock1MaskedAttention1WV, r267.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j281][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j281][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j275][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j275][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j281][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j281][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j275][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j275][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j281][i1]
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j275][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j281][i1][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j275][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j281][i1][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j275][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j281][i1][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j275][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j281][i1][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j275][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc130 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc130 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -24111,32 +23752,32 @@ func (r273 *ocannlCharLMBackwardPart250) Part(j281 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart250Records holds the free ocannlCharLMBackwardPart250 records.
-var ocannlCharLMBackwardPart250Records rt.Records[ocannlCharLMBackwardPart250]
+// ocannlCharLMBackwardPart244Records holds the free ocannlCharLMBackwardPart244 records.
+var ocannlCharLMBackwardPart244Records rt.Records[ocannlCharLMBackwardPart244]
 
-// ocannlCharLMBackwardPart251 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart245 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart251 struct {
+type ocannlCharLMBackwardPart245 struct {
 	gNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j282 of the nest (0 <= j282 < 4).
-func (r274 *ocannlCharLMBackwardPart251) Part(j282 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r274.gNetBlock1MaskedAttention1WK, r274.scratch
+// Part runs part j276 of the nest (0 <= j276 < 4).
+func (r268 *ocannlCharLMBackwardPart245) Part(j276 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r268.gNetBlock1MaskedAttention1WK, r268.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j282], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j282][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j276], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j276][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j282], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j282][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j276], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j276][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j282][i3]
-						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j282+96*i3 : 2304*i2+2304*j282+96*i3+96])
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j276][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j276+96*i3 : 2304*i2+2304*j276+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
 						}
@@ -24147,39 +23788,39 @@ func (r274 *ocannlCharLMBackwardPart251) Part(j282 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart251Records holds the free ocannlCharLMBackwardPart251 records.
-var ocannlCharLMBackwardPart251Records rt.Records[ocannlCharLMBackwardPart251]
+// ocannlCharLMBackwardPart245Records holds the free ocannlCharLMBackwardPart245 records.
+var ocannlCharLMBackwardPart245Records rt.Records[ocannlCharLMBackwardPart245]
 
-// ocannlCharLMBackwardPart252 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart246 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart252 struct {
+type ocannlCharLMBackwardPart246 struct {
 	pNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j283 of the nest (0 <= j283 < 8).
-func (r275 *ocannlCharLMBackwardPart252) Part(j283 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r275.pNetBlock1MaskedAttention1WK, r275.scratch
+// Part runs part j277 of the nest (0 <= j277 < 8).
+func (r269 *ocannlCharLMBackwardPart246) Part(j277 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r269.pNetBlock1MaskedAttention1WK, r269.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j283][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j283][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j277][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j277][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j283][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j283][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j277][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j277][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j283][i1]
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j277][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j283][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j277][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j283][i1][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j277][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j283][i1][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j277][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j283][i1][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j277][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc131 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc131 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -24195,32 +23836,32 @@ func (r275 *ocannlCharLMBackwardPart252) Part(j283 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart252Records holds the free ocannlCharLMBackwardPart252 records.
-var ocannlCharLMBackwardPart252Records rt.Records[ocannlCharLMBackwardPart252]
+// ocannlCharLMBackwardPart246Records holds the free ocannlCharLMBackwardPart246 records.
+var ocannlCharLMBackwardPart246Records rt.Records[ocannlCharLMBackwardPart246]
 
-// ocannlCharLMBackwardPart253 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// ocannlCharLMBackwardPart247 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlCharLMBackwardPart253 struct {
+type ocannlCharLMBackwardPart247 struct {
 	gNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j284 of the nest (0 <= j284 < 4).
-func (r276 *ocannlCharLMBackwardPart253) Part(j284 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r276.gNetBlock1MaskedAttention1WQ, r276.scratch
+// Part runs part j278 of the nest (0 <= j278 < 4).
+func (r270 *ocannlCharLMBackwardPart247) Part(j278 int) {
+	gNetBlock1MaskedAttention1WQ, scratch := r270.gNetBlock1MaskedAttention1WQ, r270.scratch
 	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j284], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j284][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j278], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j278][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j284], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j284][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j278], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j278][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 24 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j284][i3]
-						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j284+96*i3 : 2304*i2+2304*j284+96*i3+96])
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j278][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j278+96*i3 : 2304*i2+2304*j278+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
 						}
@@ -24231,39 +23872,39 @@ func (r276 *ocannlCharLMBackwardPart253) Part(j284 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart253Records holds the free ocannlCharLMBackwardPart253 records.
-var ocannlCharLMBackwardPart253Records rt.Records[ocannlCharLMBackwardPart253]
+// ocannlCharLMBackwardPart247Records holds the free ocannlCharLMBackwardPart247 records.
+var ocannlCharLMBackwardPart247Records rt.Records[ocannlCharLMBackwardPart247]
 
-// ocannlCharLMBackwardPart254 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart248 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart254 struct {
+type ocannlCharLMBackwardPart248 struct {
 	pNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j285 of the nest (0 <= j285 < 8).
-func (r277 *ocannlCharLMBackwardPart254) Part(j285 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r277.pNetBlock1MaskedAttention1WQ, r277.scratch
+// Part runs part j279 of the nest (0 <= j279 < 8).
+func (r271 *ocannlCharLMBackwardPart248) Part(j279 int) {
+	pNetBlock1MaskedAttention1WQ, scratch := r271.pNetBlock1MaskedAttention1WQ, r271.scratch
 	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j285][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j285][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j279][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j279][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j285][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j285][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j279][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j279][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j285][i1]
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j279][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j285][i1][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j279][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j285][i1][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j279][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j285][i1][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j279][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j285][i1][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j279][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc132 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc132 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -24279,34 +23920,34 @@ func (r277 *ocannlCharLMBackwardPart254) Part(j285 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart254Records holds the free ocannlCharLMBackwardPart254 records.
-var ocannlCharLMBackwardPart254Records rt.Records[ocannlCharLMBackwardPart254]
+// ocannlCharLMBackwardPart248Records holds the free ocannlCharLMBackwardPart248 records.
+var ocannlCharLMBackwardPart248Records rt.Records[ocannlCharLMBackwardPart248]
 
-// ocannlCharLMBackwardPart255 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// ocannlCharLMBackwardPart249 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 2 values of i0 (see rt.Pool).
-type ocannlCharLMBackwardPart255 struct {
+type ocannlCharLMBackwardPart249 struct {
 	scratch                         *ocannlCharLMBackwardScratch
 	gNetBlock1LayerNorm1BetaPartial [8][96]float32
 }
 
-// Part runs part j286 of the nest (0 <= j286 < 8).
-func (r278 *ocannlCharLMBackwardPart255) Part(j286 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r278.scratch, &r278.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j286] = [96]float32{}
+// Part runs part j280 of the nest (0 <= j280 < 8).
+func (r272 *ocannlCharLMBackwardPart249) Part(j280 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r272.scratch, &r272.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j280] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j286][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j286][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j280][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j280][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j286][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j286][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j280][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j280][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j286]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j280]
 		for i0 := range 2 {
 			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j286][i1]
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j286][i1+1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j286][i1+2]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j286][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j280][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j280][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j280][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j280][i1+3]
 				for i2 := range 96 {
 					acc133 := gNetBlock1LayerNorm1BetaPartialRow[i2]
 					acc133 += net_block_1_masked_attention_1_x_gradRow4[i2]
@@ -24314,6 +23955,229 @@ func (r278 *ocannlCharLMBackwardPart255) Part(j286 int) {
 					acc133 += net_block_1_masked_attention_1_x_gradRow6[i2]
 					acc133 += net_block_1_masked_attention_1_x_gradRow7[i2]
 					gNetBlock1LayerNorm1BetaPartialRow[i2] = acc133
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart249Records holds the free ocannlCharLMBackwardPart249 records.
+var ocannlCharLMBackwardPart249Records rt.Records[ocannlCharLMBackwardPart249]
+
+// ocannlCharLMBackwardPart250 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart250 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j282 of the nest (0 <= j282 < 8).
+func (r273 *ocannlCharLMBackwardPart250) Part(j282 int) {
+	scratch := r273.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j282][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j282][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j282][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j282][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j282][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j282][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j282]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j282][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j282]
+				for i2 := range 96 {
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart250Records holds the free ocannlCharLMBackwardPart250 records.
+var ocannlCharLMBackwardPart250Records rt.Records[ocannlCharLMBackwardPart250]
+
+// ocannlCharLMBackwardPart251 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart251 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j283 of the nest (0 <= j283 < 8).
+func (r274 *ocannlCharLMBackwardPart251) Part(j283 int) {
+	scratch := r274.scratch
+	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j283][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j283][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j283][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j283][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j283][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j283][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j283][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j283][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j283]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+8*j283]
+				v10 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j283][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j283][0]
+				acc135 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j283][0]
+				for i2 := range 96 {
+					acc135 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v10))
+				}
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j283][0] = acc135
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart251Records holds the free ocannlCharLMBackwardPart251 records.
+var ocannlCharLMBackwardPart251Records rt.Records[ocannlCharLMBackwardPart251]
+
+// ocannlCharLMBackwardPart252 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlCharLMBackwardPart252 struct {
+	scratch                          *ocannlCharLMBackwardScratch
+	gNetBlock1LayerNorm1GammaPartial [8][96]float32
+}
+
+// Part runs part j284 of the nest (0 <= j284 < 8).
+func (r275 *ocannlCharLMBackwardPart252) Part(j284 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r275.scratch, &r275.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j284] = [96]float32{}
+	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j284][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j284][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j284][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j284][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j284][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j284][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j284]
+		for i0 := range 2 {
+			for i1 := 0; i1 < 64; i1 += 4 {
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j284][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j284][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j284][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j284][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j284][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j284][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j284][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j284][i1+3]
+				for i2 := range 96 {
+					acc136 := gNetBlock1LayerNorm1GammaPartialRow[i2]
+					acc136 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
+					acc136 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
+					acc136 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
+					acc136 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
+					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc136
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart252Records holds the free ocannlCharLMBackwardPart252 records.
+var ocannlCharLMBackwardPart252Records rt.Records[ocannlCharLMBackwardPart252]
+
+// ocannlCharLMBackwardPart253 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart253 struct {
+	pNetBlock1LayerNorm1Gamma *[96]float32
+	scratch                   *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j286 of the nest (0 <= j286 < 8).
+func (r276 *ocannlCharLMBackwardPart253) Part(j286 int) {
+	pNetBlock1LayerNorm1Gamma, scratch := r276.pNetBlock1LayerNorm1Gamma, r276.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j286][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j286][0])
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j286][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j286][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j286]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j286]
+				for i2 := range 96 {
+					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart253Records holds the free ocannlCharLMBackwardPart253 records.
+var ocannlCharLMBackwardPart253Records rt.Records[ocannlCharLMBackwardPart253]
+
+// ocannlCharLMBackwardPart254 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart254 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j287 of the nest (0 <= j287 < 8).
+func (r277 *ocannlCharLMBackwardPart254) Part(j287 int) {
+	scratch := r277.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlMap29AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j287][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j287][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+8*j287][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlMap29AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j287][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j287][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+8*j287][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j287][0]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j287]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j287]
+				for i2 := range 96 {
+					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_2_gradV * net_block_1_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlCharLMBackwardPart254Records holds the free ocannlCharLMBackwardPart254 records.
+var ocannlCharLMBackwardPart254Records rt.Records[ocannlCharLMBackwardPart254]
+
+// ocannlCharLMBackwardPart255 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
+// for each 8 values of i1 (see rt.Pool).
+type ocannlCharLMBackwardPart255 struct {
+	scratch *ocannlCharLMBackwardScratch
+}
+
+// Part runs part j288 of the nest (0 <= j288 < 8).
+func (r278 *ocannlCharLMBackwardPart255) Part(j288 int) {
+	scratch := r278.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			ocannlMap30AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j288][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+8*j288][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j288][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 8 {
+			ocannlMap30AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j288][0], &scratch.net_block_1_layer_norm_1_centered[0][i1+8*j288][0], &scratch.net_block_1_layer_norm_1_var_2_grad[0][i1+8*j288][0])
+		}
+	} else {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j288]
+				net_block_1_layer_norm_1_var_2_gradV2 := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j288][0]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j288]
+				for i2 := range 96 {
+					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -24329,26 +24193,25 @@ type ocannlCharLMBackwardPart256 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j288 of the nest (0 <= j288 < 8).
-func (r279 *ocannlCharLMBackwardPart256) Part(j288 int) {
+// Part runs part j289 of the nest (0 <= j289 < 8).
+func (r279 *ocannlCharLMBackwardPart256) Part(j289 int) {
 	scratch := r279.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 16 {
-			ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j288][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j288][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j288][0])
+			ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j289][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j289][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j288][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j288][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j288][0])
+			ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j289][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j289][0])
 		}
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j288]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j288][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j288]
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j289]
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j289]
 				for i2 := range 96 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+					net_layer_norm_1_centered_gradRow22[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -24364,30 +24227,28 @@ type ocannlCharLMBackwardPart257 struct {
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j289 of the nest (0 <= j289 < 8).
-func (r280 *ocannlCharLMBackwardPart257) Part(j289 int) {
+// Part runs part j290 of the nest (0 <= j290 < 8).
+func (r280 *ocannlCharLMBackwardPart257) Part(j290 int) {
 	scratch := r280.scratch
-	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j289][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j289][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j289][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j289][0])
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j290][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j290][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j289][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j289][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j289][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j289][0])
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j290][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j290][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j289]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+8*j289]
-				v11 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j289][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+8*j289][0]
-				acc135 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j289][0]
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j290]
+				acc138 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j290][0]
 				for i2 := range 96 {
-					acc135 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v11))
+					acc138 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+8*j289][0] = acc135
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j290][0] = acc138
 			}
 		}
 	}
@@ -24397,41 +24258,30 @@ func (r280 *ocannlCharLMBackwardPart257) Part(j289 int) {
 var ocannlCharLMBackwardPart257Records rt.Records[ocannlCharLMBackwardPart257]
 
 // ocannlCharLMBackwardPart258 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 2 values of i0 (see rt.Pool).
+// for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart258 struct {
-	scratch                          *ocannlCharLMBackwardScratch
-	gNetBlock1LayerNorm1GammaPartial [8][96]float32
+	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j290 of the nest (0 <= j290 < 8).
-func (r281 *ocannlCharLMBackwardPart258) Part(j290 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r281.scratch, &r281.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j290] = [96]float32{}
-	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j291 of the nest (0 <= j291 < 8).
+func (r281 *ocannlCharLMBackwardPart258) Part(j291 int) {
+	scratch := r281.scratch
+	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j290][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j290][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j290][0][0])
+		for i1 := range 8 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j291][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j291][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j290][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j290][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j290][0][0])
+		for i1 := range 8 {
+			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j291][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j291][0])
+		}
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j290]
-		for i0 := range 2 {
-			for i1 := 0; i1 < 64; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j290][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j290][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j290][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+2*j290][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+2*j290][i1+3]
+		for i0 := range 16 {
+			for i1 := range 8 {
+				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1+8*j291][0]
+				net_layer_norm_1_centered_gradRow23 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j291]
 				for i2 := range 96 {
-					acc136 := gNetBlock1LayerNorm1GammaPartialRow[i2]
-					acc136 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
-					acc136 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
-					acc136 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
-					acc136 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
-					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc136
+					net_layer_norm_1_centered_gradRow23[i2] += net_block_1_layer_norm_1_mean_1_gradV
 				}
 			}
 		}
@@ -24444,266 +24294,23 @@ var ocannlCharLMBackwardPart258Records rt.Records[ocannlCharLMBackwardPart258]
 // ocannlCharLMBackwardPart259 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
 type ocannlCharLMBackwardPart259 struct {
-	pNetBlock1LayerNorm1Gamma *[96]float32
-	scratch                   *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j292 of the nest (0 <= j292 < 8).
-func (r282 *ocannlCharLMBackwardPart259) Part(j292 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r282.pNetBlock1LayerNorm1Gamma, r282.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j292][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j292][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j292][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j292][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0][i1+8*j292]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j292]
-				for i2 := range 96 {
-					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart259Records holds the free ocannlCharLMBackwardPart259 records.
-var ocannlCharLMBackwardPart259Records rt.Records[ocannlCharLMBackwardPart259]
-
-// ocannlCharLMBackwardPart260 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart260 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j293 of the nest (0 <= j293 < 8).
-func (r283 *ocannlCharLMBackwardPart260) Part(j293 int) {
-	scratch := r283.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap30AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j293][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j293][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap30AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j293][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j293][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0][i1+8*j293][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j293]
-				for i2 := range 96 {
-					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart260Records holds the free ocannlCharLMBackwardPart260 records.
-var ocannlCharLMBackwardPart260Records rt.Records[ocannlCharLMBackwardPart260]
-
-// ocannlCharLMBackwardPart261 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart261 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j294 of the nest (0 <= j294 < 8).
-func (r284 *ocannlCharLMBackwardPart261) Part(j294 int) {
-	scratch := r284.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j294][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j294][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j294]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j294]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j294]
-				for i2 := range 96 {
-					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart261Records holds the free ocannlCharLMBackwardPart261 records.
-var ocannlCharLMBackwardPart261Records rt.Records[ocannlCharLMBackwardPart261]
-
-// ocannlCharLMBackwardPart262 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart262 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j295 of the nest (0 <= j295 < 8).
-func (r285 *ocannlCharLMBackwardPart262) Part(j295 int) {
-	scratch := r285.scratch
-	// float32 pointwise kernel over 768 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j295][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j295][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j295][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j295][0], &scratch.net_block_1_layer_norm_1_centered[i0][8*j295][0], &scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j295][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0][i1+8*j295]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0][i1+8*j295]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j295]
-				for i2 := range 96 {
-					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart262Records holds the free ocannlCharLMBackwardPart262 records.
-var ocannlCharLMBackwardPart262Records rt.Records[ocannlCharLMBackwardPart262]
-
-// ocannlCharLMBackwardPart263 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart263 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j296 of the nest (0 <= j296 < 8).
-func (r286 *ocannlCharLMBackwardPart263) Part(j296 int) {
-	scratch := r286.scratch
-	// float32 pointwise kernel over 768 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 16 {
-			ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j296][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j296][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 16 {
-			ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j296][0], &scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j296][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j296]
-				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j296]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow22[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart263Records holds the free ocannlCharLMBackwardPart263 records.
-var ocannlCharLMBackwardPart263Records rt.Records[ocannlCharLMBackwardPart263]
-
-// ocannlCharLMBackwardPart264 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart264 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j297 of the nest (0 <= j297 < 8).
-func (r287 *ocannlCharLMBackwardPart264) Part(j297 int) {
-	scratch := r287.scratch
-	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j297][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j297][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j297][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j297][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+8*j297]
-				acc138 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j297][0]
-				for i2 := range 96 {
-					acc138 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+8*j297][0] = acc138
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart264Records holds the free ocannlCharLMBackwardPart264 records.
-var ocannlCharLMBackwardPart264Records rt.Records[ocannlCharLMBackwardPart264]
-
-// ocannlCharLMBackwardPart265 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart265 struct {
-	scratch *ocannlCharLMBackwardScratch
-}
-
-// Part runs part j298 of the nest (0 <= j298 < 8).
-func (r288 *ocannlCharLMBackwardPart265) Part(j298 int) {
-	scratch := r288.scratch
-	// float32 pointwise kernel over 16 rows of 96 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j298][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_1_mean_1_grad[0][i1+8*j298][0])
-		}
-	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_layer_norm_1_mean_1_gradV := scratch.net_block_1_layer_norm_1_mean_1_grad[i0][i1+8*j298][0]
-				net_layer_norm_1_centered_gradRow23 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j298]
-				for i2 := range 96 {
-					net_layer_norm_1_centered_gradRow23[i2] += net_block_1_layer_norm_1_mean_1_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlCharLMBackwardPart265Records holds the free ocannlCharLMBackwardPart265 records.
-var ocannlCharLMBackwardPart265Records rt.Records[ocannlCharLMBackwardPart265]
-
-// ocannlCharLMBackwardPart266 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
-type ocannlCharLMBackwardPart266 struct {
 	gNetPos *[6144]float32
 	scratch *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j299 of the nest (0 <= j299 < 8).
-func (r289 *ocannlCharLMBackwardPart266) Part(j299 int) {
-	gNetPos, scratch := r289.gNetPos, r289.scratch
+// Part runs part j292 of the nest (0 <= j292 < 8).
+func (r282 *ocannlCharLMBackwardPart259) Part(j292 int) {
+	gNetPos, scratch := r282.gNetPos, r282.scratch
 	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&gNetPos[768*j299], &scratch.net_layer_norm_1_centered_grad[0][8*j299][0])
+		ocannlReduce18AVX512(&gNetPos[768*j292], &scratch.net_layer_norm_1_centered_grad[0][8*j292][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&gNetPos[768*j299], &scratch.net_layer_norm_1_centered_grad[0][8*j299][0])
+		ocannlReduce18AVX2(&gNetPos[768*j292], &scratch.net_layer_norm_1_centered_grad[0][8*j292][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow24 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j299]
-				gNetPosRow := (*[96]float32)(gNetPos[96*i1+768*j299 : 96*i1+768*j299+96])
+				net_layer_norm_1_centered_gradRow24 := &scratch.net_layer_norm_1_centered_grad[i0][i1+8*j292]
+				gNetPosRow := (*[96]float32)(gNetPos[96*i1+768*j292 : 96*i1+768*j292+96])
 				for i2 := range 96 {
 					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow24[i2]
 				}
@@ -24712,8 +24319,8 @@ func (r289 *ocannlCharLMBackwardPart266) Part(j299 int) {
 	}
 }
 
-// ocannlCharLMBackwardPart266Records holds the free ocannlCharLMBackwardPart266 records.
-var ocannlCharLMBackwardPart266Records rt.Records[ocannlCharLMBackwardPart266]
+// ocannlCharLMBackwardPart259Records holds the free ocannlCharLMBackwardPart259 records.
+var ocannlCharLMBackwardPart259Records rt.Records[ocannlCharLMBackwardPart259]
 
 // ocannlCharLMNext runs a tensor program generated by ocannlgen.
 //
@@ -25985,9 +25592,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h0 = pointwise "+" of net.embedding#1/e, net.pos
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
+		ocannlMap41AVX512(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
+		ocannlMap41AVX2(&net_h0[0][0][0], &net_embedding_1_e[0][0][0], &pNetPos[0])
 	} else {
 		for i0 := range 64 {
 			net_embedding_1_eRow := &net_embedding_1_e[0][i0]
@@ -26027,9 +25634,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.layer_norm#1@2/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_block_1_layer_norm_1_2_centered[0][0][0], &net_h0[0][0][0], &net_block_1_layer_norm_1_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h0Row3 := &net_h0[0][i0]
@@ -26044,9 +25651,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/var.1 = pointwise "*." of net.block#1.layer_norm#1@2/centered, net.block#1.layer_norm#1@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_block_1_layer_norm_1_2_var_1[0][0][0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_1_2_centeredRow2 := &net_block_1_layer_norm_1_2_centered[0][i0]
@@ -26085,9 +25692,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.masked_attention#1@2/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_block_1_masked_attention_1_2_x_1[0][0][0], &pNetBlock1LayerNorm1Gamma[0], &net_block_1_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_1_2_centeredRow3 := &net_block_1_layer_norm_1_2_centered[0][i0]
@@ -26115,9 +25722,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.masked_attention#1@2/x.4 = pointwise "/." of _net.block#1.masked_attention#1@2/x.1, _net.block#1.masked_attention#1@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap45AVX512(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap45AVX2(&net_block_1_masked_attention_1_2_x_4[0][0][0], &net_block_1_masked_attention_1_2_x_1[0][0][0], &net_block_1_masked_attention_1_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_masked_attention_1_2_x_1Row2 := &net_block_1_masked_attention_1_2_x_1[0][i0]
@@ -26132,9 +25739,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/x = pointwise "+" of _net.block#1.masked_attention#1@2/x.4, net.block#1.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap46AVX512(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
+		ocannlMap46AVX2(&scratch.net_block_1_masked_attention_1_2_x[0][0][0], &net_block_1_masked_attention_1_2_x_4[0][0][0], &pNetBlock1LayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_masked_attention_1_2_x_4Row2 := &net_block_1_masked_attention_1_2_x_4[0][i0]
@@ -26188,9 +25795,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/scores = pointwise "/." of _net.block#1.masked_attention#1@2/scores.1, _net.block#1.masked_attention#1@2/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
+		ocannlMap47AVX512(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
+		ocannlMap47AVX2(&net_block_1_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_scores_1[0][0][0][0], &net_block_1_masked_attention_1_2_scores_2[0])
 	} else {
 		net_block_1_masked_attention_1_2_scores_2V := net_block_1_masked_attention_1_2_scores_2[0]
 		for i0 := range 64 {
@@ -26208,11 +25815,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlMap49AVX512(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap48AVX512(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlMap49AVX2(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap48AVX2(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else {
 		for i0 := range 64 {
@@ -26242,9 +25849,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.masked_attention#1@2/ex.1 = pointwise "-" of net.block#1.masked_attention#1@2/masked, net.block#1.masked_attention#1@2/m
 	// float32 pointwise kernel over 256 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap49AVX512(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap49AVX2(&net_block_1_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -26261,9 +25868,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/ex = pointwise exp of _net.block#1.masked_attention#1@2/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &net_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -26287,9 +25894,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.masked_attention#1@2/attn = pointwise "/." of net.block#1.masked_attention#1@2/ex, _net.block#1.masked_attention#1@2/attn.1
 	// float32 pointwise kernel over 256 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap51AVX512(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap51AVX2(&scratch.net_block_1_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_1_masked_attention_1_2_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -26326,9 +25933,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1@2/x, net.block#1.dropout#1@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
+		ocannlMap52AVX512(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
+		ocannlMap52AVX2(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_dropout_1_2_xRow := &scratch.net_block_1_dropout_1_2_x[0][i0]
@@ -26342,9 +25949,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
+		ocannlMap41AVX512(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
+		ocannlMap41AVX2(&net_block_1_x1[0][0][0], &net_h0[0][0][0], &net_block_1_x1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h0Row4 := &net_h0[0][i0]
@@ -26384,9 +25991,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.layer_norm#2@2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_block_1_layer_norm_2_2_centered[0][0][0], &net_block_1_x1[0][0][0], &net_block_1_layer_norm_2_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_x1Row3 := &net_block_1_x1[0][i0]
@@ -26401,9 +26008,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/var.1 = pointwise "*." of net.block#1.layer_norm#2@2/centered, net.block#1.layer_norm#2@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_block_1_layer_norm_2_2_var_1[0][0][0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_2_2_centeredRow2 := &net_block_1_layer_norm_2_2_centered[0][i0]
@@ -26442,9 +26049,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.linear#2@2/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_block_1_linear_2_2_x_1[0][0][0], &pNetBlock1LayerNorm2Gamma[0], &net_block_1_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_layer_norm_2_2_centeredRow3 := &net_block_1_layer_norm_2_2_centered[0][i0]
@@ -26472,9 +26079,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.linear#2@2/x.4 = pointwise "/." of _net.block#1.linear#2@2/x.1, _net.block#1.linear#2@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
+		ocannlMap45AVX512(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
+		ocannlMap45AVX2(&net_block_1_linear_2_2_x_4[0][0][0], &net_block_1_linear_2_2_x_1[0][0][0], &net_block_1_linear_2_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_2_2_x_1Row2 := &net_block_1_linear_2_2_x_1[0][i0]
@@ -26489,9 +26096,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.linear#2@2/x = pointwise "+" of _net.block#1.linear#2@2/x.4, net.block#1.layer_norm#2.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap46AVX512(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
+		ocannlMap46AVX2(&scratch.net_block_1_linear_2_2_x[0][0][0], &net_block_1_linear_2_2_x_4[0][0][0], &pNetBlock1LayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_2_2_x_4Row2 := &net_block_1_linear_2_2_x_4[0][i0]
@@ -26534,7 +26141,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.linear#1@2/x = pointwise gelu of _net.block#1.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
+		ocannlMap53AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_1_2_x_2Row2 := &scratch.net_block_1_linear_1_2_x_2[0][i0]
@@ -26557,9 +26164,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#1.dropout#2@2/x = pointwise "+" of _net.block#1.dropout#2@2/x.1, net.block#1.linear#1.b
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap46AVX512(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
+		ocannlMap46AVX2(&net_block_1_dropout_2_2_x[0][0][0], &scratch.net_block_1_dropout_2_2_x_1[0][0][0], &pNetBlock1Linear1B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_dropout_2_2_x_1Row := &scratch.net_block_1_dropout_2_2_x_1[0][i0]
@@ -26573,9 +26180,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2@2/x, net.block#1.dropout#2@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
+		ocannlMap52AVX512(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
+		ocannlMap52AVX2(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_dropout_2_2_xRow2 := &net_block_1_dropout_2_2_x[0][i0]
@@ -26589,9 +26196,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h1 = pointwise "+" of net.block#1/x1, _net/h1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
+		ocannlMap41AVX512(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
+		ocannlMap41AVX2(&net_h1[0][0][0], &net_block_1_x1[0][0][0], &net_h1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_x1Row4 := &net_block_1_x1[0][i0]
@@ -26631,9 +26238,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.layer_norm#1@2/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_block_2_layer_norm_1_2_centered[0][0][0], &net_h1[0][0][0], &net_block_2_layer_norm_1_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h1Row3 := &net_h1[0][i0]
@@ -26648,9 +26255,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/var.1 = pointwise "*." of net.block#2.layer_norm#1@2/centered, net.block#2.layer_norm#1@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_block_2_layer_norm_1_2_var_1[0][0][0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_1_2_centeredRow2 := &net_block_2_layer_norm_1_2_centered[0][i0]
@@ -26689,9 +26296,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.masked_attention#1@2/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_block_2_masked_attention_1_2_x_1[0][0][0], &pNetBlock2LayerNorm1Gamma[0], &net_block_2_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_1_2_centeredRow3 := &net_block_2_layer_norm_1_2_centered[0][i0]
@@ -26719,9 +26326,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.masked_attention#1@2/x.4 = pointwise "/." of _net.block#2.masked_attention#1@2/x.1, _net.block#2.masked_attention#1@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap45AVX512(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap45AVX2(&net_block_2_masked_attention_1_2_x_4[0][0][0], &net_block_2_masked_attention_1_2_x_1[0][0][0], &net_block_2_masked_attention_1_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_masked_attention_1_2_x_1Row2 := &net_block_2_masked_attention_1_2_x_1[0][i0]
@@ -26736,9 +26343,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/x = pointwise "+" of _net.block#2.masked_attention#1@2/x.4, net.block#2.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap46AVX512(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
+		ocannlMap46AVX2(&scratch.net_block_2_masked_attention_1_2_x[0][0][0], &net_block_2_masked_attention_1_2_x_4[0][0][0], &pNetBlock2LayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_masked_attention_1_2_x_4Row2 := &net_block_2_masked_attention_1_2_x_4[0][i0]
@@ -26792,9 +26399,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/scores = pointwise "/." of _net.block#2.masked_attention#1@2/scores.1, _net.block#2.masked_attention#1@2/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
+		ocannlMap47AVX512(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
+		ocannlMap47AVX2(&net_block_2_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_scores_1[0][0][0][0], &net_block_2_masked_attention_1_2_scores_2[0])
 	} else {
 		net_block_2_masked_attention_1_2_scores_2V := net_block_2_masked_attention_1_2_scores_2[0]
 		for i0 := range 64 {
@@ -26812,11 +26419,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlMap49AVX512(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap48AVX512(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlMap49AVX2(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap48AVX2(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else {
 		for i0 := range 64 {
@@ -26846,9 +26453,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.masked_attention#1@2/ex.1 = pointwise "-" of net.block#2.masked_attention#1@2/masked, net.block#2.masked_attention#1@2/m
 	// float32 pointwise kernel over 256 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap49AVX512(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap49AVX2(&net_block_2_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -26865,9 +26472,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/ex = pointwise exp of _net.block#2.masked_attention#1@2/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &net_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -26891,9 +26498,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.masked_attention#1@2/attn = pointwise "/." of net.block#2.masked_attention#1@2/ex, _net.block#2.masked_attention#1@2/attn.1
 	// float32 pointwise kernel over 256 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap51AVX512(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap51AVX2(&scratch.net_block_2_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_2_masked_attention_1_2_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -26930,9 +26537,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1@2/x, net.block#2.dropout#1@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
+		ocannlMap52AVX512(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
+		ocannlMap52AVX2(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_dropout_1_2_xRow := &scratch.net_block_2_dropout_1_2_x[0][i0]
@@ -26946,9 +26553,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
+		ocannlMap41AVX512(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
+		ocannlMap41AVX2(&net_block_2_x1[0][0][0], &net_h1[0][0][0], &net_block_2_x1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h1Row4 := &net_h1[0][i0]
@@ -26988,9 +26595,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.layer_norm#2@2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_block_2_layer_norm_2_2_centered[0][0][0], &net_block_2_x1[0][0][0], &net_block_2_layer_norm_2_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_x1Row3 := &net_block_2_x1[0][i0]
@@ -27005,9 +26612,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/var.1 = pointwise "*." of net.block#2.layer_norm#2@2/centered, net.block#2.layer_norm#2@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_block_2_layer_norm_2_2_var_1[0][0][0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_2_2_centeredRow2 := &net_block_2_layer_norm_2_2_centered[0][i0]
@@ -27046,9 +26653,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.linear#2@2/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_block_2_linear_2_2_x_1[0][0][0], &pNetBlock2LayerNorm2Gamma[0], &net_block_2_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_layer_norm_2_2_centeredRow3 := &net_block_2_layer_norm_2_2_centered[0][i0]
@@ -27076,9 +26683,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.linear#2@2/x.4 = pointwise "/." of _net.block#2.linear#2@2/x.1, _net.block#2.linear#2@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
+		ocannlMap45AVX512(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
+		ocannlMap45AVX2(&net_block_2_linear_2_2_x_4[0][0][0], &net_block_2_linear_2_2_x_1[0][0][0], &net_block_2_linear_2_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_2_2_x_1Row2 := &net_block_2_linear_2_2_x_1[0][i0]
@@ -27093,9 +26700,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.linear#2@2/x = pointwise "+" of _net.block#2.linear#2@2/x.4, net.block#2.layer_norm#2.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap46AVX512(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
+		ocannlMap46AVX2(&scratch.net_block_2_linear_2_2_x[0][0][0], &net_block_2_linear_2_2_x_4[0][0][0], &pNetBlock2LayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_2_2_x_4Row2 := &net_block_2_linear_2_2_x_4[0][i0]
@@ -27138,7 +26745,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.linear#1@2/x = pointwise gelu of _net.block#2.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
+		ocannlMap53AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_1_2_x_2Row2 := &scratch.net_block_2_linear_1_2_x_2[0][i0]
@@ -27161,9 +26768,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#2.dropout#2@2/x = pointwise "+" of _net.block#2.dropout#2@2/x.1, net.block#2.linear#1.b
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap46AVX512(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
+		ocannlMap46AVX2(&net_block_2_dropout_2_2_x[0][0][0], &scratch.net_block_2_dropout_2_2_x_1[0][0][0], &pNetBlock2Linear1B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_dropout_2_2_x_1Row := &scratch.net_block_2_dropout_2_2_x_1[0][i0]
@@ -27177,9 +26784,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2@2/x, net.block#2.dropout#2@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
+		ocannlMap52AVX512(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
+		ocannlMap52AVX2(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_dropout_2_2_xRow2 := &net_block_2_dropout_2_2_x[0][i0]
@@ -27193,9 +26800,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h2 = pointwise "+" of net.block#2/x1, _net/h2.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
+		ocannlMap41AVX512(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
+		ocannlMap41AVX2(&net_h2[0][0][0], &net_block_2_x1[0][0][0], &net_h2_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_x1Row4 := &net_block_2_x1[0][i0]
@@ -27235,9 +26842,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.layer_norm#1@2/centered = pointwise "-" of net/h2, net.block#3.layer_norm#1@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_block_3_layer_norm_1_2_centered[0][0][0], &net_h2[0][0][0], &net_block_3_layer_norm_1_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h2Row3 := &net_h2[0][i0]
@@ -27252,9 +26859,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/var.1 = pointwise "*." of net.block#3.layer_norm#1@2/centered, net.block#3.layer_norm#1@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_block_3_layer_norm_1_2_var_1[0][0][0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_1_2_centeredRow2 := &net_block_3_layer_norm_1_2_centered[0][i0]
@@ -27293,9 +26900,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.masked_attention#1@2/x.1 = pointwise "*." of net.block#3.layer_norm#1.gamma, net.block#3.layer_norm#1@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_block_3_masked_attention_1_2_x_1[0][0][0], &pNetBlock3LayerNorm1Gamma[0], &net_block_3_layer_norm_1_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_1_2_centeredRow3 := &net_block_3_layer_norm_1_2_centered[0][i0]
@@ -27323,9 +26930,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.masked_attention#1@2/x.4 = pointwise "/." of _net.block#3.masked_attention#1@2/x.1, _net.block#3.masked_attention#1@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap45AVX512(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
+		ocannlMap45AVX2(&net_block_3_masked_attention_1_2_x_4[0][0][0], &net_block_3_masked_attention_1_2_x_1[0][0][0], &net_block_3_masked_attention_1_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_masked_attention_1_2_x_1Row2 := &net_block_3_masked_attention_1_2_x_1[0][i0]
@@ -27340,9 +26947,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/x = pointwise "+" of _net.block#3.masked_attention#1@2/x.4, net.block#3.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
+		ocannlMap46AVX512(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
+		ocannlMap46AVX2(&scratch.net_block_3_masked_attention_1_2_x[0][0][0], &net_block_3_masked_attention_1_2_x_4[0][0][0], &pNetBlock3LayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_masked_attention_1_2_x_4Row2 := &net_block_3_masked_attention_1_2_x_4[0][i0]
@@ -27396,9 +27003,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/scores = pointwise "/." of _net.block#3.masked_attention#1@2/scores.1, _net.block#3.masked_attention#1@2/scores.2
 	// float32 pointwise kernel over 16384 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
+		ocannlMap47AVX512(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
+		ocannlMap47AVX2(&net_block_3_masked_attention_1_2_scores[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_scores_1[0][0][0][0], &net_block_3_masked_attention_1_2_scores_2[0])
 	} else {
 		net_block_3_masked_attention_1_2_scores_2V := net_block_3_masked_attention_1_2_scores_2[0]
 		for i0 := range 64 {
@@ -27416,11 +27023,11 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 4 {
-			ocannlMap49AVX512(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap48AVX512(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlMap49AVX2(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
+			ocannlMap48AVX2(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
 		}
 	} else {
 		for i0 := range 64 {
@@ -27450,9 +27057,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.masked_attention#1@2/ex.1 = pointwise "-" of net.block#3.masked_attention#1@2/masked, net.block#3.masked_attention#1@2/m
 	// float32 pointwise kernel over 256 rows of 64 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap49AVX512(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
+		ocannlMap49AVX2(&net_block_3_masked_attention_1_2_ex_1[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_masked[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_m[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -27469,9 +27076,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/ex = pointwise exp of _net.block#3.masked_attention#1@2/ex.1
 	// float32 pointwise kernel over 16384 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap50AVX512(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap50AVX2(&scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &net_block_3_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -27495,9 +27102,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.masked_attention#1@2/attn = pointwise "/." of net.block#3.masked_attention#1@2/ex, _net.block#3.masked_attention#1@2/attn.1
 	// float32 pointwise kernel over 256 rows of 64 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap51AVX512(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
+		ocannlMap51AVX2(&scratch.net_block_3_masked_attention_1_2_attn[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_ex[0][0][0][0], &scratch.net_block_3_masked_attention_1_2_attn_1[0][0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 4 {
@@ -27534,9 +27141,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1@2/x, net.block#3.dropout#1@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
+		ocannlMap52AVX512(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
+		ocannlMap52AVX2(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_dropout_1_2_xRow := &scratch.net_block_3_dropout_1_2_x[0][i0]
@@ -27550,9 +27157,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3/x1 = pointwise "+" of net/h2, _net.block#3/x1.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
+		ocannlMap41AVX512(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
+		ocannlMap41AVX2(&net_block_3_x1[0][0][0], &net_h2[0][0][0], &net_block_3_x1_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h2Row4 := &net_h2[0][i0]
@@ -27592,9 +27199,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.layer_norm#2@2/centered = pointwise "-" of net.block#3/x1, net.block#3.layer_norm#2@2/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
+		ocannlMap42AVX512(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
+		ocannlMap42AVX2(&net_block_3_layer_norm_2_2_centered[0][0][0], &net_block_3_x1[0][0][0], &net_block_3_layer_norm_2_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_x1Row3 := &net_block_3_x1[0][i0]
@@ -27609,9 +27216,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/var.1 = pointwise "*." of net.block#3.layer_norm#2@2/centered, net.block#3.layer_norm#2@2/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap43AVX512(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap43AVX2(&net_block_3_layer_norm_2_2_var_1[0][0][0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_2_2_centeredRow2 := &net_block_3_layer_norm_2_2_centered[0][i0]
@@ -27650,9 +27257,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.linear#2@2/x.1 = pointwise "*." of net.block#3.layer_norm#2.gamma, net.block#3.layer_norm#2@2/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap44AVX512(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
+		ocannlMap44AVX2(&net_block_3_linear_2_2_x_1[0][0][0], &pNetBlock3LayerNorm2Gamma[0], &net_block_3_layer_norm_2_2_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_layer_norm_2_2_centeredRow3 := &net_block_3_layer_norm_2_2_centered[0][i0]
@@ -27680,9 +27287,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.linear#2@2/x.4 = pointwise "/." of _net.block#3.linear#2@2/x.1, _net.block#3.linear#2@2/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
+		ocannlMap45AVX512(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
+		ocannlMap45AVX2(&net_block_3_linear_2_2_x_4[0][0][0], &net_block_3_linear_2_2_x_1[0][0][0], &net_block_3_linear_2_2_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_2_2_x_1Row2 := &net_block_3_linear_2_2_x_1[0][i0]
@@ -27697,9 +27304,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.linear#2@2/x = pointwise "+" of _net.block#3.linear#2@2/x.4, net.block#3.layer_norm#2.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
+		ocannlMap46AVX512(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
+		ocannlMap46AVX2(&scratch.net_block_3_linear_2_2_x[0][0][0], &net_block_3_linear_2_2_x_4[0][0][0], &pNetBlock3LayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_2_2_x_4Row2 := &net_block_3_linear_2_2_x_4[0][i0]
@@ -27742,7 +27349,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.linear#1@2/x = pointwise gelu of _net.block#3.linear#1@2/x.2
 	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
+		ocannlMap53AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_1_2_x_2Row2 := &scratch.net_block_3_linear_1_2_x_2[0][i0]
@@ -27765,9 +27372,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.block#3.dropout#2@2/x = pointwise "+" of _net.block#3.dropout#2@2/x.1, net.block#3.linear#1.b
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
+		ocannlMap46AVX512(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
+		ocannlMap46AVX2(&net_block_3_dropout_2_2_x[0][0][0], &scratch.net_block_3_dropout_2_2_x_1[0][0][0], &pNetBlock3Linear1B[0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_dropout_2_2_x_1Row := &scratch.net_block_3_dropout_2_2_x_1[0][i0]
@@ -27781,9 +27388,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2@2/x, net.block#3.dropout#2@2/mask
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
+		ocannlMap52AVX512(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
+		ocannlMap52AVX2(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_dropout_2_2_xRow2 := &net_block_3_dropout_2_2_x[0][i0]
@@ -27797,9 +27404,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net/h3 = pointwise "+" of net.block#3/x1, _net/h3.1
 	// float32 pointwise kernel over 6144 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
+		ocannlMap41AVX512(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
+		ocannlMap41AVX2(&net_h3[0][0][0], &net_block_3_x1[0][0][0], &net_h3_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_x1Row4 := &net_block_3_x1[0][i0]
@@ -27839,9 +27446,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.layer_norm#1/centered = pointwise "-" of net/h3, net.layer_norm#1/mean
 	// float32 pointwise kernel over 64 rows of 96 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap42AVX512(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
+		ocannlMap42AVX2(&net_layer_norm_1_centered[0][0][0], &net_h3[0][0][0], &net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_h3Row3 := &net_h3[0][i0]
@@ -27856,9 +27463,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
 	// float32 pointwise kernel over 6144 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap43AVX512(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap43AVX2(&net_layer_norm_1_var_1[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[0][i0]
@@ -27897,9 +27504,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 64 rows of 96 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap44AVX512(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
+		ocannlMap44AVX2(&net_linear_1_x_1[0][0][0], &pNetLayerNorm1Gamma[0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[0][i0]
@@ -27927,9 +27534,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3
 	// float32 pointwise kernel over 64 rows of 96 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlMap45AVX512(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlMap45AVX2(&net_linear_1_x_4[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_linear_1_x_1Row2 := &net_linear_1_x_1[0][i0]
@@ -27944,9 +27551,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta
 	// float32 pointwise kernel over 64 rows of 96 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap46AVX512(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap46AVX2(&scratch.net_linear_1_x[0][0][0], &net_linear_1_x_4[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			net_linear_1_x_4Row2 := &net_linear_1_x_4[0][i0]
@@ -27969,9 +27576,9 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// next = pointwise "+" of _next.1, net.linear#1.b
 	// float32 pointwise kernel over 64 rows of 128 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap54AVX512(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
+		ocannlMap54AVX2(&out[0][0][0], &scratch.next_1[0][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 64 {
 			next_1Row := &scratch.next_1[0][i0]

@@ -9333,28 +9333,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000040, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9376,27 +9357,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVQ         $0x00000010, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
+	VBROADCASTSS (CX), Z0
 	MOVQ         $0x00000008, SI
 
 e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS (DX), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS (AX), Z3
-	VADDPS  Z3, Z2, Z3
-	VMOVUPS Z3, (AX)
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
 	DECQ    SI
@@ -9409,9 +9389,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32)
+// func ocannlMap22AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -9426,9 +9406,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9464,9 +9444,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9493,9 +9473,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9519,9 +9499,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9539,9 +9519,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9569,9 +9549,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9591,59 +9571,73 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000006, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Z0
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000006, SI
+
+e2:
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+256, CX
+	ADDQ    $+24192, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000006, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+24192, CX
+	ADDQ    $+256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9668,9 +9662,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9692,9 +9686,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9713,9 +9707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9742,9 +9736,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9768,9 +9762,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9792,9 +9786,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32)
+// func ocannlMap38AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -9809,9 +9803,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9846,9 +9840,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9881,9 +9875,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9904,9 +9898,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9932,9 +9926,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9953,9 +9947,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9982,9 +9976,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10010,9 +10004,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10039,9 +10033,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10061,9 +10055,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10093,9 +10087,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10121,9 +10115,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10132,45 +10126,45 @@ TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap51AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap51AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap51AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap51AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap51AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap51AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap51AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap51AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap51AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap51AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -10182,123 +10176,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap51AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap51AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap51AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap51AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap51AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap51AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap51AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap51AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap51AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap51AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap51AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10324,9 +10318,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10344,9 +10338,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18631,28 +18625,9 @@ DATA ocannlMap19AVX2Consts<>+1552(SB)/8, $0x4018000000000000
 DATA ocannlMap19AVX2Consts<>+1560(SB)/8, $0x4018000000000000
 GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000080, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18674,27 +18649,26 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	MOVQ         $0x00000010, BX
 
 row1:
-	VBROADCASTSS (CX), Y1
+	VBROADCASTSS (CX), Y0
 	MOVQ         $0x00000010, SI
 
 e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS (DX), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS (AX), Y3
-	VADDPS  Y3, Y2, Y3
-	VMOVUPS Y3, (AX)
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
 	DECQ    SI
@@ -18707,9 +18681,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -18724,9 +18698,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18762,9 +18736,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18791,9 +18765,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18817,9 +18791,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -18837,9 +18811,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18867,9 +18841,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -18889,59 +18863,73 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x0000000c, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Y0
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x0000000c, SI
+
+e2:
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+256, CX
+	ADDQ    $+24192, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x0000000c, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+24192, CX
+	ADDQ    $+256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -18966,9 +18954,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18990,9 +18978,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19002,356 +18990,356 @@ TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS      (DX), Y2
-	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y3
 	VMULPS       Y3, Y2, Y2
 	VCVTPS2PD    X2, Y3
 	VEXTRACTF128 $0x01, Y2, X2
 	VCVTPS2PD    X2, Y2
-	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y3, Y5
-	VMOVUPD      ocannlMap34AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y3, Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap34AVX2Consts<>+224(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
+	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y5, Y9
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y10
 	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+256(SB), Y6, Y8
+	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y6, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+288(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+512(SB), Y6, Y10
+	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y6, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+544(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap34AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y10, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y10, Y10
 	VDIVPD       Y10, Y8, Y8
 	VMULPD       Y5, Y8, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap34AVX2Consts<>+768(SB), Y5, Y10
+	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+800(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap34AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap34AVX2Consts<>+864(SB), Y5, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y5, Y10
+	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y5, Y9
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap34AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+928(SB), Y5, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap34AVX2Consts<>+960(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y8, Y10
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap34AVX2Consts<>+992(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap34AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap34AVX2Consts<>+1056(SB), Y10, Y10
+	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y10, Y10
+	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y9
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y9, Y9
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y10, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y8, Y10
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y7, Y8
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y8
-	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y10, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y9, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y9, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y10
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y10
 	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y9
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y7, Y10
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y10, Y10
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y10
-	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y8, Y8
 	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y9
 	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap34AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y3, Y10
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap33AVX2Consts<>+224(SB), Y6, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y3, Y10
 	VORPD        Y10, Y6, Y6
 	VCVTPD2PSY   Y6, X4
-	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y2, Y3
-	VMOVUPD      ocannlMap34AVX2Consts<>+64(SB), Y5
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y3, Y6
-	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y6, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y2, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y5
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y3, Y6
-	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+192(SB), Y3, Y6
-	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap34AVX2Consts<>+224(SB), Y3, Y8
-	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+96(SB), Y3, Y6
+	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y3, Y8
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
 	VBLENDVPD    Y6, Y7, Y8, Y8
-	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y9
 	VDIVPD       Y7, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y3, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y8, Y8
-	VPERMPS      ocannlMap34AVX2Consts<>+256(SB), Y5, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y5, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+288(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+320(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+352(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+384(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+416(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+448(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+480(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap34AVX2Consts<>+512(SB), Y5, Y9
+	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y5, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+544(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+576(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+608(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+640(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+672(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+704(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap34AVX2Consts<>+736(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y9, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y9, Y9
 	VDIVPD       Y9, Y7, Y7
 	VMULPD       Y3, Y7, Y5
 	VADDPD       Y3, Y5, Y5
-	VMULPD       ocannlMap34AVX2Consts<>+768(SB), Y3, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y3, Y9
 	VADDPD       Y3, Y9, Y9
-	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+800(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap34AVX2Consts<>+832(SB), Y3, Y9
-	VMULPD       ocannlMap34AVX2Consts<>+864(SB), Y3, Y8
+	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y3, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y3, Y8
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap34AVX2Consts<>+896(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+928(SB), Y3, Y6
+	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y9, Y9
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap34AVX2Consts<>+960(SB), Y7, Y9
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y3, Y6
+	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y7, Y9
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap34AVX2Consts<>+992(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y3, Y6
 	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap34AVX2Consts<>+1024(SB), Y9, Y9
-	VSUBPD       ocannlMap34AVX2Consts<>+1056(SB), Y9, Y9
+	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y9, Y9
+	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y9, Y9
 	VSUBPD       Y3, Y6, Y8
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y6, Y8, Y8
 	VADDPD       Y7, Y8, Y8
-	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y9, Y6
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y9, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y9, Y6, Y7
-	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y6, Y7
-	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y7, Y9
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y6, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y9
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y7
-	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y7, Y7
-	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y8, Y6
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y8, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y9
 	VFNMADD213PD Y8, Y6, Y9
-	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y6, Y9
-	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y8
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y6, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y9, Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y8
-	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y8, Y9
-	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y8, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y9, Y9
 	VMULPD       Y9, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y8
 	VSUBPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y3, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
 	VBLENDVPD    Y6, Y8, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1536(SB), Y3, Y6
-	VBLENDVPD    Y6, ocannlMap34AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y2, Y9
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y3, Y6
+	VBLENDVPD    Y6, ocannlMap33AVX2Consts<>+224(SB), Y5, Y5
+	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y2, Y9
 	VORPD        Y9, Y5, Y5
 	VCVTPD2PSY   Y5, X2
 	VINSERTF128  $0x01, X2, Y4, Y4
 	VADDPS       Y4, Y1, Y2
-	VMOVUPD      ocannlMap34AVX2Consts<>+1568(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+1568(SB), Y3
 	VMULPS       Y2, Y3, Y2
-	VMOVUPD      ocannlMap34AVX2Consts<>+1600(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+1600(SB), Y3
 	VMOVUPS      (DX), Y5
 	VMOVUPS      (DX), Y6
 	VMULPS       Y6, Y5, Y5
 	VMULPS       Y5, Y3, Y3
-	VMOVUPD      ocannlMap34AVX2Consts<>+1632(SB), Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+1632(SB), Y5
 	VMAXPS       Y3, Y5, Y3
-	VMOVUPD      ocannlMap34AVX2Consts<>+1664(SB), Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+1664(SB), Y5
 	VMINPS       Y3, Y5, Y3
-	VMULPS       ocannlMap34AVX2Consts<>+1696(SB), Y3, Y5
+	VMULPS       ocannlMap33AVX2Consts<>+1696(SB), Y3, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS ocannlMap34AVX2Consts<>+1728(SB), Y5, Y3
-	VFNMADD231PS ocannlMap34AVX2Consts<>+1760(SB), Y5, Y3
-	VMOVUPD      ocannlMap34AVX2Consts<>+1792(SB), Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1824(SB), Y3, Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1856(SB), Y3, Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1888(SB), Y3, Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1920(SB), Y3, Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1568(SB), Y3, Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1952(SB), Y3, Y6
-	VFMADD213PS  ocannlMap34AVX2Consts<>+1952(SB), Y3, Y6
-	VMULPS       ocannlMap34AVX2Consts<>+1568(SB), Y5, Y3
+	VFNMADD231PS ocannlMap33AVX2Consts<>+1728(SB), Y5, Y3
+	VFNMADD231PS ocannlMap33AVX2Consts<>+1760(SB), Y5, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+1792(SB), Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1824(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1856(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1888(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1920(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1568(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1952(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1952(SB), Y3, Y6
+	VMULPS       ocannlMap33AVX2Consts<>+1568(SB), Y5, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y5, Y5
-	VADDPS       ocannlMap34AVX2Consts<>+1984(SB), Y3, Y3
-	VPADDD       ocannlMap34AVX2Consts<>+2016(SB), Y3, Y3
+	VADDPS       ocannlMap33AVX2Consts<>+1984(SB), Y3, Y3
+	VPADDD       ocannlMap33AVX2Consts<>+2016(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VADDPS       ocannlMap34AVX2Consts<>+1984(SB), Y5, Y5
-	VPADDD       ocannlMap34AVX2Consts<>+2016(SB), Y5, Y5
+	VADDPS       ocannlMap33AVX2Consts<>+1984(SB), Y5, Y5
+	VPADDD       ocannlMap33AVX2Consts<>+2016(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap34AVX2Consts<>+2048(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+2048(SB), Y3
 	VMULPS       Y6, Y3, Y3
 	VMOVUPS      (DX), Y5
 	VMULPS       Y3, Y5, Y3
@@ -19368,339 +19356,339 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0x3f3504f3
-DATA ocannlMap34AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap34AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap34AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap34AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap34AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap34AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap34AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap34AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap34AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap34AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap34AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap34AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap34AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap34AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap34AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap34AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap34AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap34AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap34AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap34AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap34AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap34AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap34AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap34AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap34AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap34AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap34AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap34AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap34AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap34AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap34AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap34AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap34AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap34AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap34AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap34AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap34AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap34AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap34AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap34AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap34AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap34AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap34AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap34AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap34AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap34AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap34AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap34AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap34AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap34AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap34AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap34AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap34AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap34AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap34AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap34AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap34AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap34AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap34AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap34AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap34AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap34AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap34AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap34AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap34AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap34AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap34AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap34AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap34AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap34AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap34AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap34AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap34AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap34AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap34AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap34AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap34AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap34AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap34AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap34AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap34AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap34AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap34AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap34AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap34AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap34AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap34AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap34AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap34AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap34AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap34AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap34AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap34AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap34AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap34AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap34AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap34AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap34AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap34AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap34AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap34AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap34AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap34AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap34AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap34AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap34AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap34AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap34AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap34AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap34AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap34AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap34AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap34AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap34AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap34AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap34AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap34AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap34AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap34AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap34AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap34AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap34AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap34AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap34AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap34AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap34AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap34AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap34AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap34AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap34AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap34AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap34AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap34AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap34AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap34AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap34AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap34AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap34AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap34AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap34AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap34AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap34AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap34AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap34AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap34AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap34AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap34AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap34AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap34AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap34AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap34AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap34AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap34AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap34AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap34AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap34AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap34AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap34AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap34AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap34AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap34AVX2Consts<>+1568(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1572(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1576(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1580(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1584(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1588(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1592(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1596(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+1600(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1604(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1608(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1612(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1616(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1620(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1624(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1628(SB)/4, $0xbf000000
-DATA ocannlMap34AVX2Consts<>+1632(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1636(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1640(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1644(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1648(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1652(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1656(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1660(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+1664(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1668(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1672(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1676(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1680(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1684(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1688(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1692(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+1728(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1732(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1736(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1740(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1744(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1748(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1752(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1756(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+1760(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1764(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1768(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1772(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1776(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1780(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1784(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1788(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+1792(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1796(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1800(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1804(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1808(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1812(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1816(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1820(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+1824(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1828(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1832(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1836(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1840(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1844(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1848(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1852(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+1856(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1860(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1864(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1868(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1872(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1876(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1880(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1884(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+1952(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1956(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1960(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1964(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1968(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1972(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1976(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1980(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+1984(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+1988(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+1992(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+1996(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+2000(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+2004(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+2008(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+2012(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+2016(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2020(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2024(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2028(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2032(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2036(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2040(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2044(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+2048(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2052(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2056(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2060(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2064(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2068(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2072(SB)/4, $0x3ecc422a
-DATA ocannlMap34AVX2Consts<>+2076(SB)/4, $0x3ecc422a
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $2080
+DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap33AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap33AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap33AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap33AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap33AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap33AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap33AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap33AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap33AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap33AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap33AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap33AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap33AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap33AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap33AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap33AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap33AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1568(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1572(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1576(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1580(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1584(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1588(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1592(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1596(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1600(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1604(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1608(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1612(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1616(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1620(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1624(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1628(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1632(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1636(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1640(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1644(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1648(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1652(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1656(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1660(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1664(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1668(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1672(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1676(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1680(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1684(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1688(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1692(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1728(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1732(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1736(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1740(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1744(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1748(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1752(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1756(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1760(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1764(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1768(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1772(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1776(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1780(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1784(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1788(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1792(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1796(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1800(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1804(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1808(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1812(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1816(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1820(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1824(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1828(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1832(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1836(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1840(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1844(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1848(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1852(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1856(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1860(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1864(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1868(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1872(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1876(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1880(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1884(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1952(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1956(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1960(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1964(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1968(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1972(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1976(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1980(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1984(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+1988(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+1992(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+1996(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2000(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2004(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2008(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2012(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2016(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2020(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2024(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2028(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2032(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2036(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2040(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2044(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2048(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2052(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2056(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2060(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2064(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2068(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2072(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2076(SB)/4, $0x3ecc422a
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $2080
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19719,9 +19707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19748,9 +19736,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19774,9 +19762,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19798,9 +19786,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32)
+// func ocannlMap38AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -19815,9 +19803,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19852,9 +19840,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19887,9 +19875,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19910,9 +19898,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19938,9 +19926,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19959,9 +19947,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19988,9 +19976,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20016,9 +20004,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20045,9 +20033,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20067,9 +20055,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20099,9 +20087,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20127,9 +20115,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20138,31 +20126,31 @@ TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap51AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap51AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap51AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap51AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap51AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap51AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap51AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap51AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap51AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap51AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap51AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap51AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20173,123 +20161,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap51AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap51AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap51AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap51AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap51AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap51AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap51AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap51AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap51AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap51AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap51AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap51AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap51AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap51AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap51AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap51AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20315,9 +20303,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20335,9 +20323,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20349,320 +20337,320 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap54AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap54AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap54AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap54AVX2Consts<>+128(SB), Y5, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+0(SB), Y2, Y3
+	VANDPD       ocannlMap53AVX2Consts<>+32(SB), Y3, Y3
+	VMOVUPD      ocannlMap53AVX2Consts<>+64(SB), Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap54AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap54AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap54AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap54AVX2Consts<>+96(SB), Y3, Y5
+	VSUBPD       ocannlMap53AVX2Consts<>+224(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap54AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y8
 	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+256(SB), Y4, Y7
+	VPERMPS      ocannlMap53AVX2Consts<>+256(SB), Y4, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+288(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+288(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+320(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+320(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+352(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+352(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+384(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+384(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+416(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+416(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+448(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+448(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+480(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+480(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+512(SB), Y4, Y8
+	VPERMPS      ocannlMap53AVX2Consts<>+512(SB), Y4, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+544(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+544(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+576(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+576(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+608(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+608(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+640(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+640(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+672(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+672(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+704(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+704(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap54AVX2Consts<>+736(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+736(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap54AVX2Consts<>+224(SB), Y8, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y8, Y8
 	VDIVPD       Y8, Y7, Y7
 	VMULPD       Y3, Y7, Y4
 	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap54AVX2Consts<>+768(SB), Y3, Y8
+	VMULPD       ocannlMap53AVX2Consts<>+768(SB), Y3, Y8
 	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap54AVX2Consts<>+800(SB), Y3, Y5
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+800(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap54AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap54AVX2Consts<>+864(SB), Y3, Y6
+	VMULPD       ocannlMap53AVX2Consts<>+832(SB), Y3, Y8
+	VMULPD       ocannlMap53AVX2Consts<>+864(SB), Y3, Y6
 	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap54AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap54AVX2Consts<>+928(SB), Y3, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+896(SB), Y8, Y8
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+928(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap54AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+96(SB), Y3, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+960(SB), Y7, Y8
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap54AVX2Consts<>+992(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+992(SB), Y3, Y5
 	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap54AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap54AVX2Consts<>+1056(SB), Y8, Y8
+	VXORPD       ocannlMap53AVX2Consts<>+1024(SB), Y8, Y8
+	VSUBPD       ocannlMap53AVX2Consts<>+1056(SB), Y8, Y8
 	VSUBPD       Y3, Y5, Y6
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y5, Y6, Y6
 	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap54AVX2Consts<>+1088(SB), Y8, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y8, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap54AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap54AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap54AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap54AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y7, Y8
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y5, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap54AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y8, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap54AVX2Consts<>+1088(SB), Y6, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y6, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap54AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap54AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap54AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap54AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y5, Y8
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap54AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap54AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y8, Y8
 	VMULPD       Y8, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap54AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap54AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap54AVX2Consts<>+1024(SB), Y2, Y8
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+1536(SB), Y3, Y5
+	VBLENDVPD    Y5, ocannlMap53AVX2Consts<>+224(SB), Y4, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+1024(SB), Y2, Y8
 	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap54AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap54AVX2Consts<>+1408(SB), Y2, Y3
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y4, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+1408(SB), Y2, Y3
 	VMULPD       Y4, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap54AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap54AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap54AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap54AVX2Consts<>+128(SB), Y4, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+0(SB), Y0, Y2
+	VANDPD       ocannlMap53AVX2Consts<>+32(SB), Y2, Y2
+	VMOVUPD      ocannlMap53AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap54AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap54AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap54AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap54AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap53AVX2Consts<>+224(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap54AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap54AVX2Consts<>+256(SB), Y3, Y6
+	VPERMPS      ocannlMap53AVX2Consts<>+256(SB), Y3, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap54AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap53AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap54AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y2, Y6, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap54AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap54AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap54AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap54AVX2Consts<>+864(SB), Y2, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+864(SB), Y2, Y5
 	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap54AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap54AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap54AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap53AVX2Consts<>+960(SB), Y6, Y7
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap54AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap54AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap54AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap53AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap53AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y5
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap54AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap54AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap54AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap54AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap54AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y6, Y7
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y4, Y6
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap54AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap54AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap54AVX2Consts<>+1088(SB), Y5, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y5, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap54AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap54AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap54AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap54AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap54AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap54AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap54AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y6, Y6
 	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap54AVX2Consts<>+224(SB), Y5
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y5
 	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap54AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap54AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap54AVX2Consts<>+1024(SB), Y0, Y7
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap53AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap53AVX2Consts<>+1024(SB), Y0, Y7
 	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap54AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap54AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap53AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VCVTPD2PSY   Y2, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20674,207 +20662,207 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap54AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap54AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap54AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap54AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap54AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap54AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap54AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap54AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap54AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap54AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap54AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap54AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap54AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap54AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap54AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap54AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap54AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap54AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap54AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap54AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap54AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap54AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap54AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap54AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap54AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap54AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap54AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap54AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap54AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap54AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap54AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap54AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap54AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap54AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap54AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap54AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap54AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap54AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap54AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap54AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap54AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap54AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap54AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap54AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap54AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap54AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap54AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap54AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap54AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap54AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap54AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap54AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap54AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap54AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap54AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap54AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap54AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap54AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap54AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap54AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap54AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap54AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap54AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap54AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap54AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap54AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap54AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap54AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap54AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap54AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap54AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap54AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap54AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap54AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap54AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap54AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap54AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap54AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap54AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap54AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap54AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap54AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap54AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap54AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap54AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap54AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap54AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap54AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap54AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap54AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap54AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap54AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap54AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap54AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap54AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap54AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap54AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap54AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap54AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap54AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap54AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap54AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap54AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap54AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap54AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap54AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap54AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap54AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap54AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap54AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap54AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap54AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap54AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap54AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap54AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap54AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap54AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap54AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap54AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap54AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap54AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap54AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap54AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap54AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap54AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap54AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap54AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap54AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap54AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap54AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap54AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap54AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap54AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap54AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap54AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap54AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap54AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap54AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap54AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap54AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap54AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap54AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap54AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap54AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap54AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap54AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap54AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap54AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap54AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap54AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap54AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap54AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap54AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap54AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap54AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap54AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap54AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap54AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap54AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap54AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap54AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap54AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap54AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap54AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap54AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap54AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap54AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap54AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap54AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap54AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap54AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap54AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap54AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap54AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap54AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap54AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap54AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap54AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap54AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap54AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap53AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap53AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap53AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap53AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap53AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap53AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap53AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap53AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap53AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap53AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap53AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap53AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap53AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap53AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap53AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap53AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap53AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap53AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap53AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap53AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap53AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap53AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap53AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap53AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap53AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap53AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap53AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap53AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap53AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap53AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap53AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap53AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap53AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap53AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap53AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap53AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap53AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap53AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap53AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap53AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap53AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap53AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap53AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap53AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap53AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap53AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap53AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap53AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap53AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap53AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap53AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap53AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap53AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap53AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap53AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap53AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap53AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

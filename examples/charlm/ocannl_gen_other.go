@@ -200,7 +200,9 @@ func ocannlMap18AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+func ocannlMap20AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0, x1 *float32) {
@@ -208,15 +210,15 @@ func ocannlMap21AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
-}
+func ocannlMap22AVX512(c *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
+func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap24AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
 }
 
@@ -226,55 +228,57 @@ func ocannlMap25AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
-}
+func ocannlMap26AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
+func ocannlMap27AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
+}
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
-}
+func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
+func ocannlMap29AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
+}
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+func ocannlMap30AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
+}
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
-}
+func ocannlMap31AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
-
-// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+func ocannlMap32AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
 }
+
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
+func ocannlMap35AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+}
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
-}
+func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
-
-// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+func ocannlMap37AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+func ocannlMap39AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX512(c, x0, x1, x2 *float32) {
@@ -282,7 +286,7 @@ func ocannlMap40AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap41AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
 }
 
@@ -292,12 +296,12 @@ func ocannlMap42AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
-}
+func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
+func ocannlMap44AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+}
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1 *float32) {
@@ -325,24 +329,19 @@ func ocannlMap49AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
-}
+func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
-
-// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
+func ocannlMap51AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
-// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
 
-// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -482,66 +481,68 @@ func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 cal
 func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
+}
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap24AVX2 called without assembly")
-}
+func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap39AVX2 called without assembly")
+}
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0, x1, x2 *float32) {
@@ -549,18 +550,16 @@ func ocannlMap40AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap41AVX2 called without assembly")
-}
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
@@ -578,22 +577,19 @@ func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 cal
 func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
-
-// ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

@@ -5700,11 +5700,11 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [4 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [4 3] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [4 3] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -5916,11 +5916,9 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -5934,15 +5932,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	# backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -5955,15 +5950,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -6540,11 +6532,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	*gNetLinear1W = [36]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [4][3]float64{}
-	scratch.train_1_grad = [4][3]float64{}
 	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
@@ -6556,22 +6546,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -6591,22 +6572,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -7254,11 +7226,9 @@ type ocannlLeNetBackwardScratch struct {
 	net_linear_1_x_2_grad             [4][12]float64
 	net_linear_1_x_grad               [4][12]float64
 	train_cross_entropy_1_m_grad      [4][1]float64
-	train_cross_entropy_1_logp_1_grad [4][3]float64
 	train_cross_entropy_1_logp_2_grad [4][1]float64
 	train_cross_entropy_1_logp_3_grad [4][1]float64
 	train_cross_entropy_1_logp_grad   [4][3]float64
-	train_1_grad                      [4][3]float64
 	train_2_grad                      [1]float64
 	ordinals_1                        [3]float64
 	train_cross_entropy_1_m_argmax_18 [4][1]float64
@@ -8887,11 +8857,11 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [2 3] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [2 3] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -9128,11 +9098,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -9146,15 +9114,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	# backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -9167,15 +9132,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -9951,11 +9913,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	*gNetLinear1W = [72]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [2][3]float64{}
-	scratch.train_1_grad = [2][3]float64{}
 	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
@@ -9967,22 +9927,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -10002,22 +9953,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -10836,11 +10778,9 @@ type ocannlVGGBackwardScratch struct {
 	net_vgg_block_1_max_pool_1_x_grad      [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_y_grad      [2][2][2][6]float64
 	train_cross_entropy_1_m_grad           [2][1]float64
-	train_cross_entropy_1_logp_1_grad      [2][3]float64
 	train_cross_entropy_1_logp_2_grad      [2][1]float64
 	train_cross_entropy_1_logp_3_grad      [2][1]float64
 	train_cross_entropy_1_logp_grad        [2][3]float64
-	train_1_grad                           [2][3]float64
 	train_2_grad                           [1]float64
 	ordinals_1                             [3]float64
 	train_cross_entropy_1_m_argmax_18      [2][1]float64
@@ -11767,11 +11707,11 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [2 3] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [2 3] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -11966,11 +11906,9 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -11984,15 +11922,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# backprop of op 25 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -12005,15 +11940,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -12059,14 +11991,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	  for i1 in 0..7:
 //	    net.global_avg_pool#1/s.grad[i0, i1] += net.linear#1/x.grad[i0, i1] / _net.linear#1/x.1[0]
 //
-//	# backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
+//	# backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad (the copy elided: net.global_avg_pool#1/x.grad reads net.global_avg_pool#1/s.grad)
 //
-//	# backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad, with backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad fused
+//	# backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.global_avg_pool#1/x[i0, i1, i2, i3], net.global_avg_pool#1/s.grad[i0, i3] + 0, 0)
+//	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.global_avg_pool#1/x[i0, i1, i2, i3], net.global_avg_pool#1/s.grad[i0, i3], 0)
 //
 //	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad (the copy elided: net.basic_block#1/main.grad reads _net.global_avg_pool#1/x.1.grad)
 //
@@ -12583,11 +12515,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	*gNetLinear1W = [24]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [2][3]float64{}
-	scratch.train_1_grad = [2][3]float64{}
 	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
@@ -12599,22 +12529,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 25 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -12634,22 +12555,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -12759,8 +12671,8 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad, with backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad fused
-	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(where(lt(0,x0),add(x1,0),0),0)): AVX512, AVX2.
+	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap20AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else if ocannlAVX2 {
@@ -12780,7 +12692,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 						}
 						r9 := float64(0)
 						if r8 != 0 {
-							r9 = net_global_avg_pool_1_s_gradRow2[i3] + 0
+							r9 = net_global_avg_pool_1_s_gradRow2[i3]
 						}
 						net_global_avg_pool_1_x_1_gradRow[i3] += r9
 					}
@@ -13237,11 +13149,9 @@ type ocannlResNetBackwardScratch struct {
 	net_global_avg_pool_1_s_grad      [2][8]float64
 	net_linear_1_x_grad               [2][8]float64
 	train_cross_entropy_1_m_grad      [2][1]float64
-	train_cross_entropy_1_logp_1_grad [2][3]float64
 	train_cross_entropy_1_logp_2_grad [2][1]float64
 	train_cross_entropy_1_logp_3_grad [2][1]float64
 	train_cross_entropy_1_logp_grad   [2][3]float64
-	train_1_grad                      [2][3]float64
 	train_2_grad                      [1]float64
 	ordinals_1                        [3]float64
 	train_cross_entropy_1_m_argmax_17 [2][1]float64
@@ -13848,11 +13758,9 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -13866,15 +13774,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	# backprop of op 15 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 14 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 14 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 13 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -13887,15 +13792,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 10 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 9 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -13983,11 +13885,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var head_x_1_grad [2][6][6][3]float64
 	var head_x_grad [2][6][6][3]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][4]float64
-	var train_1_grad [2][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -14177,22 +14077,13 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 15 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 14 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 13 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 13 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -14212,22 +14103,13 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 9 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -15739,11 +15621,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -15757,15 +15637,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	# backprop of op 22 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -15778,15 +15655,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -15934,11 +15808,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var net_avg_pool_1_y_grad [2][3][3][5]float64
 	var net_linear_1_x_grad [2][3][3][5]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][2]float64
-	var train_1_grad [2][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -16221,22 +16093,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 22 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -16256,22 +16119,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -19967,7 +19821,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/centered.grad with 0
-//	fill _net.encoder_block#2.layer_norm#1/var.1.grad with 0
 //	fill _net.encoder_block#2.layer_norm#1/var.2.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/var.grad with 0
 //	fill net.encoder_block#2.layer_norm#1.gamma.grad with 0
@@ -19994,7 +19847,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/centered.grad with 0
-//	fill _net.encoder_block#2.layer_norm#2/var.1.grad with 0
 //	fill _net.encoder_block#2.layer_norm#2/var.2.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/var.grad with 0
 //	fill net.encoder_block#2.layer_norm#2.gamma.grad with 0
@@ -20012,7 +19864,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/centered.grad with 0
-//	fill _net.encoder_block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.encoder_block#1.layer_norm#1/var.2.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/var.grad with 0
 //	fill net.encoder_block#1.layer_norm#1.gamma.grad with 0
@@ -20039,7 +19890,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/centered.grad with 0
-//	fill _net.encoder_block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.encoder_block#1.layer_norm#2/var.2.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/var.grad with 0
 //	fill net.encoder_block#1.layer_norm#2.gamma.grad with 0
@@ -20057,7 +19907,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -20069,11 +19918,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -20087,17 +19934,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# backprop of op 110 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[0]
+//	# backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
 //	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -20112,17 +19955,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      _train.cross_entropy#1/logp.1.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 104 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -20216,23 +20055,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.12[0]
 //
-//	# backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
@@ -20354,23 +20189,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.10[0]
 //
-//	# backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#2/var.1.grad reads _net.encoder_block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#1/x1.grad
 //	for i0 in 0..1:
@@ -20610,23 +20441,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.7[0]
 //
-//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#1/var.1.grad reads _net.encoder_block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.encoder_block#1/x.grad
 //	for i0 in 0..1:
@@ -20752,23 +20579,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0] += net.encoder_block#2.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2/var.1.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#2.layer_norm#2/var.1.grad reads _net.encoder_block#2.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.1.grad[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#2/x1.grad
 //	for i0 in 0..1:
@@ -21008,23 +20831,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0] += net.encoder_block#2.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 7 (_net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1/var.1.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 7 (_net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#1/var.1.grad (the copy elided: _net.encoder_block#2.layer_norm#1/var.1.grad reads _net.encoder_block#2.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 6 (_net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/var.1.grad[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 6 (_net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h.grad
 //	for i0 in 0..1:
@@ -21161,7 +20980,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered_grad [2][4][8]float64
-	var net_encoder_block_2_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var_grad [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_1_grad [2][4][8]float64
@@ -21182,7 +21000,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered_grad [2][4][8]float64
-	var net_encoder_block_2_layer_norm_2_var_1_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var_grad [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_1_grad [2][4][8]float64
@@ -21194,7 +21011,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered_grad [2][4][8]float64
-	var net_encoder_block_1_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var_grad [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_1_grad [2][4][8]float64
@@ -21215,7 +21031,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered_grad [2][4][8]float64
-	var net_encoder_block_1_layer_norm_2_var_1_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var_grad [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_1_grad [2][4][8]float64
@@ -21227,7 +21042,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_layer_norm_1_mean_grad [2][4][1]float64
 	var net_layer_norm_1_centered_grad [2][4][8]float64
-	var net_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_layer_norm_1_var_grad [2][4][1]float64
 	var net_linear_1_x_1_grad [2][4][8]float64
@@ -21235,11 +21049,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_linear_1_x_3_grad [2][4][1]float64
 	var net_linear_1_x_grad [2][4][8]float64
 	var train_cross_entropy_1_m_grad [2][4][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][4][6]float64
 	var train_cross_entropy_1_logp_2_grad [2][4][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][4][1]float64
 	var train_cross_entropy_1_logp_grad [2][4][6]float64
-	var train_1_grad [2][4][6]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -22714,25 +22526,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 110 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 6 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
 			targetsRow2 := &targets[i0][i1]
-			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_2_gradV
 			}
 		}
 	}
@@ -22767,25 +22568,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 104 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
+			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
 			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
 			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+				train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -23088,25 +22878,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
-			net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
+			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
 			net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
 			net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -23115,10 +22894,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
+			net_layer_norm_1_var_2_gradV2 := net_layer_norm_1_var_2_grad[i0][i1][0]
 			net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -23466,25 +23245,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_var_2_gradV := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
-			net_encoder_block_1_layer_norm_2_var_1_gradRow := &net_encoder_block_1_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_var_1_gradRow[i2] += net_encoder_block_1_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_var_1_gradRow2 := &net_encoder_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_2_var_2_gradV := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_2_centeredRow8 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 			net_encoder_block_1_layer_norm_2_centered_gradRow2 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_2_var_1_gradRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow8[i2]
+				net_encoder_block_1_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_2_var_2_gradV * net_encoder_block_1_layer_norm_2_centeredRow8[i2]
 			}
 		}
 	}
@@ -23493,10 +23261,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_centeredRow9 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_var_1_gradRow3 := &net_encoder_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_2_var_2_gradV2 := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_2_centered_gradRow3 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_2_centeredRow9[i2] * net_encoder_block_1_layer_norm_2_var_1_gradRow3[i2]
+				net_encoder_block_1_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_2_centeredRow9[i2] * net_encoder_block_1_layer_norm_2_var_2_gradV2
 			}
 		}
 	}
@@ -24157,25 +23925,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_var_2_gradV := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
-			net_encoder_block_1_layer_norm_1_var_1_gradRow := &net_encoder_block_1_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_var_1_gradRow[i2] += net_encoder_block_1_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_var_1_gradRow2 := &net_encoder_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_1_var_2_gradV := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_1_centeredRow8 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 			net_encoder_block_1_layer_norm_1_centered_gradRow2 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_1_var_1_gradRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow8[i2]
+				net_encoder_block_1_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_1_var_2_gradV * net_encoder_block_1_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -24184,10 +23941,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_centeredRow9 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_var_1_gradRow3 := &net_encoder_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_1_var_2_gradV2 := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_1_centered_gradRow3 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_1_centeredRow9[i2] * net_encoder_block_1_layer_norm_1_var_1_gradRow3[i2]
+				net_encoder_block_1_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_1_centeredRow9[i2] * net_encoder_block_1_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -24546,25 +24303,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_var_2_gradV := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
-			net_encoder_block_2_layer_norm_2_var_1_gradRow := &net_encoder_block_2_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_var_1_gradRow[i2] += net_encoder_block_2_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_var_1_gradRow2 := &net_encoder_block_2_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_2_var_2_gradV := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_2_centeredRow8 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 			net_encoder_block_2_layer_norm_2_centered_gradRow2 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_2_var_1_gradRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow8[i2]
+				net_encoder_block_2_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_2_var_2_gradV * net_encoder_block_2_layer_norm_2_centeredRow8[i2]
 			}
 		}
 	}
@@ -24573,10 +24319,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_centeredRow9 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_var_1_gradRow3 := &net_encoder_block_2_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_2_var_2_gradV2 := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_2_centered_gradRow3 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_2_centeredRow9[i2] * net_encoder_block_2_layer_norm_2_var_1_gradRow3[i2]
+				net_encoder_block_2_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_2_centeredRow9[i2] * net_encoder_block_2_layer_norm_2_var_2_gradV2
 			}
 		}
 	}
@@ -25237,25 +24983,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 7 (_net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_var_2_gradV := net_encoder_block_2_layer_norm_1_var_2_grad[i0][i1][0]
-			net_encoder_block_2_layer_norm_1_var_1_gradRow := &net_encoder_block_2_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_var_1_gradRow[i2] += net_encoder_block_2_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 6 (_net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_var_1_gradRow2 := &net_encoder_block_2_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_1_var_2_gradV := net_encoder_block_2_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_1_centeredRow8 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 			net_encoder_block_2_layer_norm_1_centered_gradRow2 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_1_var_1_gradRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow8[i2]
+				net_encoder_block_2_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_1_var_2_gradV * net_encoder_block_2_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -25264,10 +24999,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_1_centeredRow9 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_var_1_gradRow3 := &net_encoder_block_2_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_1_var_2_gradV2 := net_encoder_block_2_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_1_centered_gradRow3 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_1_centeredRow9[i2] * net_encoder_block_2_layer_norm_1_var_1_gradRow3[i2]
+				net_encoder_block_2_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_1_centeredRow9[i2] * net_encoder_block_2_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -33348,7 +33083,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/centered.grad with 0
-//	fill _net.mixer_block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.mixer_block#1.layer_norm#1/var.2.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/var.grad with 0
 //	fill net.mixer_block#1.layer_norm#1.gamma.grad with 0
@@ -33364,7 +33098,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/centered.grad with 0
-//	fill _net.mixer_block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.mixer_block#1.layer_norm#2/var.2.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/var.grad with 0
 //	fill net.mixer_block#1.layer_norm#2.gamma.grad with 0
@@ -33385,11 +33118,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill net.linear#2.w.grad with 0
 //	fill net.linear#2.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -33403,15 +33134,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# backprop of op 46 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 45 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 45 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 44 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -33424,15 +33152,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 41 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 41 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 40 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -33585,23 +33310,19 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..3:
 //	    _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.mixer_block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.4[0]
 //
-//	# backprop of op 21 (_net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 21 (_net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#2/var.1.grad (the copy elided: _net.mixer_block#1.layer_norm#2/var.1.grad reads _net.mixer_block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 20 (_net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 20 (_net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.mixer_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.mixer_block#1/x1.grad
 //	for i0 in 0..1:
@@ -33711,23 +33432,19 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..3:
 //	    _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.mixer_block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 6 (_net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#1/var.1.grad (the copy elided: _net.mixer_block#1.layer_norm#1/var.1.grad reads _net.mixer_block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 5 (_net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 5 (_net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.mixer_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.mixer_block#1/x.grad
 //	for i0 in 0..1:
@@ -33809,7 +33526,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered_grad [2][4][8]float64
-	var net_mixer_block_1_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var_grad [2][4][1]float64
 	var net_mixer_block_1_t_1_grad [2][4][8]float64
@@ -33821,7 +33537,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered_grad [2][4][8]float64
-	var net_mixer_block_1_layer_norm_2_var_1_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var_grad [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_1_grad [2][4][8]float64
@@ -33834,11 +33549,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_pooled_1_grad [2][8]float64
 	var net_pooled_grad [2][8]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][3]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][3]float64
-	var train_1_grad [2][3]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -34439,22 +34152,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 46 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 45 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 44 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 44 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -34474,22 +34178,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 41 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 40 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -34919,25 +34614,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 21 (_net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_var_2_gradV := net_mixer_block_1_layer_norm_2_var_2_grad[i0][i1][0]
-			net_mixer_block_1_layer_norm_2_var_1_gradRow := &net_mixer_block_1_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_var_1_gradRow[i2] += net_mixer_block_1_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 20 (_net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_var_1_gradRow2 := &net_mixer_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_2_var_2_gradV := net_mixer_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_2_centeredRow8 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 			net_mixer_block_1_layer_norm_2_centered_gradRow2 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_2_var_1_gradRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow8[i2]
+				net_mixer_block_1_layer_norm_2_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_2_var_2_gradV * net_mixer_block_1_layer_norm_2_centeredRow8[i2]
 			}
 		}
 	}
@@ -34946,10 +34630,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_2_centeredRow9 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_layer_norm_2_var_1_gradRow3 := &net_mixer_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_2_var_2_gradV2 := net_mixer_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_2_centered_gradRow3 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_2_centeredRow9[i2] * net_mixer_block_1_layer_norm_2_var_1_gradRow3[i2]
+				net_mixer_block_1_layer_norm_2_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_2_centeredRow9[i2] * net_mixer_block_1_layer_norm_2_var_2_gradV2
 			}
 		}
 	}
@@ -35284,25 +34968,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 6 (_net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_var_2_gradV := net_mixer_block_1_layer_norm_1_var_2_grad[i0][i1][0]
-			net_mixer_block_1_layer_norm_1_var_1_gradRow := &net_mixer_block_1_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_var_1_gradRow[i2] += net_mixer_block_1_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_var_1_gradRow2 := &net_mixer_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_1_var_2_gradV := net_mixer_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_1_centeredRow8 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 			net_mixer_block_1_layer_norm_1_centered_gradRow2 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_1_var_1_gradRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow8[i2]
+				net_mixer_block_1_layer_norm_1_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_1_var_2_gradV * net_mixer_block_1_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -35311,10 +34984,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_1_centeredRow9 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_layer_norm_1_var_1_gradRow3 := &net_mixer_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_1_var_2_gradV2 := net_mixer_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_1_centered_gradRow3 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_1_centeredRow9[i2] * net_mixer_block_1_layer_norm_1_var_1_gradRow3[i2]
+				net_mixer_block_1_layer_norm_1_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_1_centeredRow9[i2] * net_mixer_block_1_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -35833,7 +35506,6 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	fill _train.mse#1/a.3.grad with 0
 //	fill dec.b_out.grad with 0
 //	fill train.mse#1/d.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill train.grad with 0
 //
@@ -35843,20 +35515,17 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	# backprop of op 14 (train = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += train.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 13 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 13 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g1 =+ g * v2; g1 is train.mse#1/d.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    train.mse#1/d.grad[i0, i1] += _train.1.grad[i0, i1] * train.mse#1/d[i0, i1]
+//	    train.mse#1/d.grad[i0, i1] += _train.2.grad[0] * train.mse#1/d[i0, i1]
 //
 //	# backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g2 =+ v1 * g; g2 is train.mse#1/d.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    train.mse#1/d.grad[i0, i1] += train.mse#1/d[i0, i1] * _train.1.grad[i0, i1]
+//	    train.mse#1/d.grad[i0, i1] += train.mse#1/d[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 11 (train.mse#1/d = pointwise "-" of train.mse#1/a, x): g1 =+ g; g1 is train.mse#1/a.grad (the copy elided: train.mse#1/a.grad reads train.mse#1/d.grad)
 //
@@ -35961,7 +35630,6 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	var train_mse_1_a_2_grad [4][8]float64
 	var train_mse_1_a_3_grad [4][8]float64
 	var train_mse_1_d_grad [4][12]float64
-	var train_1_grad [4][12]float64
 	var train_2_grad [1]float64
 	var train_grad [1]float64
 
@@ -36136,32 +35804,23 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 14 (train = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_grad[0] / 4
 
-	// backprop of op 13 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g1 =+ g * v2; g1 is train.mse#1/d.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 12 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g1 =+ g * v2; g1 is train.mse#1/d.grad
-	for i0 := range 4 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_mse_1_dRow3 := &train_mse_1_d[i0]
 		train_mse_1_d_gradRow := &train_mse_1_d_grad[i0]
 		for i1 := range 12 {
-			train_mse_1_d_gradRow[i1] += train_1_gradRow2[i1] * train_mse_1_dRow3[i1]
+			train_mse_1_d_gradRow[i1] += train_2_gradV * train_mse_1_dRow3[i1]
 		}
 	}
 
 	// backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g2 =+ v1 * g; g2 is train.mse#1/d.grad
+	train_2_gradV2 := train_2_grad[0]
 	for i0 := range 4 {
 		train_mse_1_dRow4 := &train_mse_1_d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		train_mse_1_d_gradRow2 := &train_mse_1_d_grad[i0]
 		for i1 := range 12 {
-			train_mse_1_d_gradRow2[i1] += train_mse_1_dRow4[i1] * train_1_gradRow3[i1]
+			train_mse_1_d_gradRow2[i1] += train_mse_1_dRow4[i1] * train_2_gradV2
 		}
 	}
 
@@ -38024,11 +37683,9 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -38042,15 +37699,12 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -38063,15 +37717,12 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -38173,11 +37824,9 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
 	var train_cross_entropy_1_logp_grad [4][2]float64
-	var train_1_grad [4][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -38355,22 +38004,13 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -38390,22 +38030,13 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -39078,11 +38709,9 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -39096,15 +38725,12 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -39117,15 +38743,12 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -39227,11 +38850,9 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][2]float64
-	var train_1_grad [2][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -39409,22 +39030,13 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -39444,22 +39056,13 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -41476,11 +41079,9 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -41490,17 +41091,13 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -41515,17 +41112,13 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -41639,11 +41232,9 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	var net_a2_2_grad [3][2][5]float64
 	var net_a2_grad [3][2][5]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
 	var train_4_grad [3][2][2]float64
-	var train_5_grad [3][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -41853,25 +41444,14 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -41899,25 +41479,14 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -43850,7 +43419,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.batch_norm#1/mean.grad: [4] (let, local)
 //	_net.batch_norm#1/centered.1.grad: [4] (let, local)
 //	net.batch_norm#1/centered.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_centered_grad)
-//	_net.batch_norm#1/var.1.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_var_1_grad)
+//	_net.batch_norm#1/var.1.grad: [4 4 4 4] (let, local)
 //	_net.batch_norm#1/var.2.grad: [4] (let, local, in scratch field net_batch_norm_1_var_2_grad)
 //	net.batch_norm#1/var.grad: [4] (let, local)
 //	net.batch_norm#1.gamma.grad: [4] (let, output parameter gNetBatchNorm1Gamma)
@@ -43871,7 +43440,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#2/mean.grad: [4] (let, local)
 //	_net.basic#1.batch_norm#2/centered.1.grad: [4] (let, local)
 //	net.basic#1.batch_norm#2/centered.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_centered_grad)
-//	_net.basic#1.batch_norm#2/var.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_var_1_grad)
+//	_net.basic#1.batch_norm#2/var.1.grad: [4 4 4 4] (let, local)
 //	_net.basic#1.batch_norm#2/var.2.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_2_var_2_grad)
 //	net.basic#1.batch_norm#2/var.grad: [4] (let, local)
 //	net.basic#1.batch_norm#2.gamma.grad: [4] (let, output parameter gNetBasic1BatchNorm2Gamma)
@@ -43892,7 +43461,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1/mean.grad: [4] (let, local)
 //	_net.basic#1.batch_norm#1/centered.1.grad: [4] (let, local)
 //	net.basic#1.batch_norm#1/centered.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_centered_grad)
-//	_net.basic#1.batch_norm#1/var.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_var_1_grad)
+//	_net.basic#1.batch_norm#1/var.1.grad: [4 4 4 4] (let, local)
 //	_net.basic#1.batch_norm#1/var.2.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_1_var_2_grad)
 //	net.basic#1.batch_norm#1/var.grad: [4] (let, local)
 //	net.basic#1.batch_norm#1.gamma.grad: [4] (let, output parameter gNetBasic1BatchNorm1Gamma)
@@ -43914,7 +43483,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [4 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
@@ -44402,7 +43971,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.batch_norm#1/mean.grad with 0
 //	fill _net.batch_norm#1/centered.1.grad with 0
 //	fill net.batch_norm#1/centered.grad with 0
-//	fill _net.batch_norm#1/var.1.grad with 0
 //	fill _net.batch_norm#1/var.2.grad with 0
 //	fill net.batch_norm#1.gamma.grad with 0
 //	fill _net.batch_norm#1/scale.1.grad with 0
@@ -44420,7 +43988,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#2/mean.grad with 0
 //	fill _net.basic#1.batch_norm#2/centered.1.grad with 0
 //	fill net.basic#1.batch_norm#2/centered.grad with 0
-//	fill _net.basic#1.batch_norm#2/var.1.grad with 0
 //	fill _net.basic#1.batch_norm#2/var.2.grad with 0
 //	fill net.basic#1.batch_norm#2.gamma.grad with 0
 //	fill _net.basic#1.batch_norm#2/scale.1.grad with 0
@@ -44438,7 +44005,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#1/mean.grad with 0
 //	fill _net.basic#1.batch_norm#1/centered.1.grad with 0
 //	fill net.basic#1.batch_norm#1/centered.grad with 0
-//	fill _net.basic#1.batch_norm#1/var.1.grad with 0
 //	fill _net.basic#1.batch_norm#1/var.2.grad with 0
 //	fill net.basic#1.batch_norm#1.gamma.grad with 0
 //	fill _net.basic#1.batch_norm#1/scale.1.grad with 0
@@ -44453,11 +44019,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill train.cross_entropy#1/picked.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill train.grad with 0
@@ -44471,13 +44035,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# backprop of op 82 (_train.2 = pointwise "/." of _train.1, _dim_b.10): g1 =+ g / v2; g1 is _train.1.grad
 //	_train.1.grad[0] += _train.2.grad[0] / _dim_b.10[0]
 //
-//	# backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-//	for i0 in 0..3:
-//	  train.cross_entropy#1/picked.grad[i0] += _train.1.grad[0]
+//	# backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad (the copy elided: train.cross_entropy#1/picked.grad reads _train.1.grad)
 //
 //	# backprop of op 80 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
-//	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += train.cross_entropy#1/picked.grad[i0]
+//	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += _train.1.grad[0]
 //
 //	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -44490,15 +44052,12 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -44544,14 +44103,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	  for i1 in 0..3:
 //	    _net/pooled.1.grad[i0, i1] += net/pooled.grad[i0, i1] * _num.7[0]
 //
-//	# backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
+//	# backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad (the copy elided: net/h1.grad reads _net/pooled.1.grad)
 //
-//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad, with backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad fused
+//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < net/h1[i0, i1, i2, i3], _net/pooled.1.grad[i0, i3] + 0, 0)
+//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < net/h1[i0, i1, i2, i3], _net/pooled.1.grad[i0, i3], 0)
 //
 //	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g1 =+ g; g1 is net/h0.grad
 //	for i0 in 0..3:
@@ -44619,26 +44178,21 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.basic#1.batch_norm#1/var.2.grad[i0] += _net.basic#1.batch_norm#1/scale.1.grad[i0] / _net.basic#1.batch_norm#1/var.3[0]
 //
-//	# backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#1/var.1.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#1/var.2.grad[i0]
+//	# backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad (the copy elided: _net.basic#1.batch_norm#1/var.1.grad reads _net.basic#1.batch_norm#1/var.2.grad)
 //
 //	# backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#1/var.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#1/var.2.grad[i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
 //
 //	# backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#1/var.1.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#1/var.2.grad[i3]
 //
 //	# backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 //	for i0 in 0..3:
@@ -44765,26 +44319,21 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.basic#1.batch_norm#2/var.2.grad[i0] += _net.basic#1.batch_norm#2/scale.1.grad[i0] / _net.basic#1.batch_norm#2/var.3[0]
 //
-//	# backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#2/var.1.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#2/var.2.grad[i0]
+//	# backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad (the copy elided: _net.basic#1.batch_norm#2/var.1.grad reads _net.basic#1.batch_norm#2/var.2.grad)
 //
 //	# backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#2/var.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#2/var.2.grad[i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
 //
 //	# backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#2/var.1.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#2/var.2.grad[i3]
 //
 //	# backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 //	for i0 in 0..3:
@@ -44911,26 +44460,21 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.batch_norm#1/var.2.grad[i0] += _net.batch_norm#1/scale.1.grad[i0] / _net.batch_norm#1/var.3[0]
 //
-//	# backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.batch_norm#1/var.1.grad[i1, i2, i3, i0] += _net.batch_norm#1/var.2.grad[i0]
+//	# backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad (the copy elided: _net.batch_norm#1/var.1.grad reads _net.batch_norm#1/var.2.grad)
 //
 //	# backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.batch_norm#1/var.1.grad[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
+//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.batch_norm#1/var.2.grad[i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
 //
 //	# backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.batch_norm#1/centered[i0, i1, i2, i3] * _net.batch_norm#1/var.1.grad[i0, i1, i2, i3]
+//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.batch_norm#1/centered[i0, i1, i2, i3] * _net.batch_norm#1/var.2.grad[i3]
 //
 //	# backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 //	for i0 in 0..3:
@@ -45026,7 +44570,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	var net_basic_1_batch_norm_1_scale_grad [4]float64
 	var net_basic_1_batch_norm_1_shift_1_grad [4]float64
 	var net_basic_1_batch_norm_1_shift_grad [4]float64
-	var train_cross_entropy_1_picked_grad [4]float64
 	var train_1_grad [1]float64
 	var train_2_grad [1]float64
 	var train_grad [1]float64
@@ -45829,7 +45372,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	*gNetLinear1W = [12]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [4][3]float64{}
@@ -45843,15 +45385,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 82 (_train.2 = pointwise "/." of _train.1, _dim_b.10): g1 =+ g / v2; g1 is _train.1.grad
 	train_1_grad[0] += train_2_grad[0] / 4
 
-	// backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-	train_1_gradV := train_1_grad[0]
-	for i0 := range 4 {
-		train_cross_entropy_1_picked_grad[i0] += train_1_gradV
-	}
-
 	// backprop of op 80 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 	for i0 := range 4 {
-		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_cross_entropy_1_picked_grad[i0]
+		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_1_grad[0]
 	}
 
 	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
@@ -45870,22 +45406,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow2[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -45998,8 +45525,8 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad, with backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad fused
-	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(where(lt(0,x0),add(x1,0),0),0)): AVX512, AVX2.
+	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad
+	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap32AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
@@ -46019,7 +45546,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 						}
 						r9 := float64(0)
 						if r8 != 0 {
-							r9 = net_pooled_1_gradRow2[i3] + 0
+							r9 = net_pooled_1_gradRow2[i3]
 						}
 						net_h1_3_gradRow[i3] += r9
 					}
@@ -46159,43 +45686,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_1_var_2_grad[i0] += net_basic_1_batch_norm_1_scale_1_grad[i0] / net_basic_1_batch_norm_1_var_3V2
 	}
 
-	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
-	} else {
-		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			net_basic_1_batch_norm_1_var_2_gradV := scratch.net_basic_1_batch_norm_1_var_2_grad[i0]
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_var_1_gradRow := &scratch.net_basic_1_batch_norm_1_var_1_grad[i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_1_var_1_gradRow[i3][i0] += net_basic_1_batch_norm_1_var_2_gradV
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_1_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
 					net_basic_1_batch_norm_1_centeredRow6 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
 					net_basic_1_batch_norm_1_centered_gradRow := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_centered_gradRow[i3] += net_basic_1_batch_norm_1_var_1_gradRow2[i3] * net_basic_1_batch_norm_1_centeredRow6[i3]
+						net_basic_1_batch_norm_1_centered_gradRow[i3] += scratch.net_basic_1_batch_norm_1_var_2_grad[i3] * net_basic_1_batch_norm_1_centeredRow6[i3]
 					}
 				}
 			}
@@ -46203,20 +45708,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
-	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_1_batch_norm_1_centeredRow7 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
-					net_basic_1_batch_norm_1_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
 					net_basic_1_batch_norm_1_centered_gradRow2 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow7[i3] * net_basic_1_batch_norm_1_var_1_gradRow3[i3]
+						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow7[i3] * scratch.net_basic_1_batch_norm_1_var_2_grad[i3]
 					}
 				}
 			}
@@ -46226,9 +45730,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46283,9 +45787,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
@@ -46381,9 +45885,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap38AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap38AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46526,43 +46030,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_2_var_2_grad[i0] += net_basic_1_batch_norm_2_scale_1_grad[i0] / net_basic_1_batch_norm_2_var_3V2
 	}
 
-	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
-	} else {
-		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			net_basic_1_batch_norm_2_var_2_gradV := scratch.net_basic_1_batch_norm_2_var_2_grad[i0]
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_var_1_gradRow := &scratch.net_basic_1_batch_norm_2_var_1_grad[i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_2_var_1_gradRow[i3][i0] += net_basic_1_batch_norm_2_var_2_gradV
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_2_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
 					net_basic_1_batch_norm_2_centeredRow6 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
 					net_basic_1_batch_norm_2_centered_gradRow := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_centered_gradRow[i3] += net_basic_1_batch_norm_2_var_1_gradRow2[i3] * net_basic_1_batch_norm_2_centeredRow6[i3]
+						net_basic_1_batch_norm_2_centered_gradRow[i3] += scratch.net_basic_1_batch_norm_2_var_2_grad[i3] * net_basic_1_batch_norm_2_centeredRow6[i3]
 					}
 				}
 			}
@@ -46570,20 +46052,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
-	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_1_batch_norm_2_centeredRow7 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
-					net_basic_1_batch_norm_2_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
 					net_basic_1_batch_norm_2_centered_gradRow2 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow7[i3] * net_basic_1_batch_norm_2_var_1_gradRow3[i3]
+						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow7[i3] * scratch.net_basic_1_batch_norm_2_var_2_grad[i3]
 					}
 				}
 			}
@@ -46593,9 +46074,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46650,9 +46131,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
@@ -46748,9 +46229,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap38AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap38AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -46893,43 +46374,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_batch_norm_1_var_2_grad[i0] += net_batch_norm_1_scale_1_grad[i0] / net_batch_norm_1_var_3V2
 	}
 
-	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
-	} else {
-		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			net_batch_norm_1_var_2_gradV := scratch.net_batch_norm_1_var_2_grad[i0]
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_var_1_gradRow := &scratch.net_batch_norm_1_var_1_grad[i1][i2]
-					for i3 := range 4 {
-						net_batch_norm_1_var_1_gradRow[i3][i0] += net_batch_norm_1_var_2_gradV
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_batch_norm_1_var_1_gradRow2 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
 					net_batch_norm_1_centeredRow6 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
 					net_batch_norm_1_centered_gradRow := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_centered_gradRow[i3] += net_batch_norm_1_var_1_gradRow2[i3] * net_batch_norm_1_centeredRow6[i3]
+						net_batch_norm_1_centered_gradRow[i3] += scratch.net_batch_norm_1_var_2_grad[i3] * net_batch_norm_1_centeredRow6[i3]
 					}
 				}
 			}
@@ -46937,20 +46396,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
-	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_batch_norm_1_centeredRow7 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
-					net_batch_norm_1_var_1_gradRow3 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
 					net_batch_norm_1_centered_gradRow2 := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow7[i3] * net_batch_norm_1_var_1_gradRow3[i3]
+						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow7[i3] * scratch.net_batch_norm_1_var_2_grad[i3]
 					}
 				}
 			}
@@ -46960,9 +46418,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47017,9 +46475,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
@@ -47125,27 +46583,23 @@ type ocannlResNetBNBackwardScratch struct {
 	net_batch_norm_1_x_grad                [4][4][4][4]float64
 	net_batch_norm_1_mean_1_grad           [4]float64
 	net_batch_norm_1_centered_grad         [4][4][4][4]float64
-	net_batch_norm_1_var_1_grad            [4][4][4][4]float64
 	net_batch_norm_1_var_2_grad            [4]float64
 	net_h0_2_grad                          [4][4][4][4]float64
 	net_h0_grad                            [4][7][7][4]float64
 	net_basic_1_batch_norm_2_x_grad        [4][4][4][4]float64
 	net_basic_1_batch_norm_2_mean_1_grad   [4]float64
 	net_basic_1_batch_norm_2_centered_grad [4][4][4][4]float64
-	net_basic_1_batch_norm_2_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_2_var_2_grad    [4]float64
 	net_basic_1_conv2d_1_x_2_grad          [4][4][4][4]float64
 	net_basic_1_conv2d_1_x_grad            [4][7][7][4]float64
 	net_basic_1_batch_norm_1_x_grad        [4][4][4][4]float64
 	net_basic_1_batch_norm_1_mean_1_grad   [4]float64
 	net_basic_1_batch_norm_1_centered_grad [4][4][4][4]float64
-	net_basic_1_batch_norm_1_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_2_grad    [4]float64
 	net_h1_3_grad                          [4][4][4][4]float64
 	net_pooled_1_grad                      [4][4]float64
 	net_pooled_grad                        [4][4]float64
 	train_cross_entropy_1_m_grad           [4][1]float64
-	train_cross_entropy_1_logp_1_grad      [4][3]float64
 	train_cross_entropy_1_logp_2_grad      [4][1]float64
 	train_cross_entropy_1_logp_3_grad      [4][1]float64
 	train_cross_entropy_1_logp_grad        [4][3]float64

@@ -7406,7 +7406,6 @@ row2:
 	VCMPPD    $0x01, Z2, Z0, K1
 	VBLENDMPD Z1, Z0, K1, Z3
 	VMOVUPS   (DX), Z2
-	VADDPD    Z0, Z2, Z2
 	VCMPPD    $0x04, Z0, Z3, K1
 	VBLENDMPD Z2, Z0, K1, Z4
 	VADDPD    Z0, Z4, Z2
@@ -7664,7 +7663,6 @@ row2:
 	VCMPPD    $0x01, Z2, Z0, K2
 	VBLENDMPD Z1, Z0, K2, Z3
 	VMOVUPD.Z (DX), K1, Z2
-	VADDPD    Z0, Z2, Z2
 	VCMPPD    $0x04, Z0, Z3, K2
 	VBLENDMPD Z2, Z0, K2, Z4
 	VADDPD    Z0, Z4, Z2
@@ -7704,23 +7702,27 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float64, x0 *float64)
+// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VMULPD    Z2, Z1, Z1
 	VADDPD    Z0, Z1, Z1
 	VMOVUPD   Z1, K1, (AX)
 	ADDQ      $+32, AX
-	DECQ      DX
+	ADDQ      $+32, DX
+	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
 	RET
@@ -7732,51 +7734,28 @@ TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPD  Z2, Z1, Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, BX
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD.Z (AX), K1, Z1
+	VADDPD    Z1, Z0, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float64, x0 *float64)
+// func ocannlMap36AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7795,9 +7774,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float64, x0 *float64)
+// func ocannlMap37AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7817,9 +7796,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19194,7 +19173,6 @@ e3:
 	VCMPPD    $0x01, Y2, Y0, Y2
 	VBLENDVPD Y2, Y1, Y0, Y2
 	VMOVUPS   (DX), Y3
-	VADDPD    Y0, Y3, Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
 	VADDPD    Y0, Y2, Y2
@@ -20003,7 +19981,6 @@ row2:
 	VCMPPD    $0x01, Y2, Y0, Y2
 	VBLENDVPD Y2, Y1, Y0, Y2
 	VMOVUPS   (DX), Y3
-	VADDPD    Y0, Y3, Y3
 	VCMPPD    $0x04, Y0, Y2, Y2
 	VBLENDVPD Y2, Y3, Y0, Y2
 	VADDPD    Y0, Y2, Y2
@@ -20045,23 +20022,27 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPD  Y2, Y1, Y1
 	VADDPD  Y0, Y1, Y1
 	VMOVUPS Y1, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
+	ADDQ    $+32, DX
 	ADDQ    $-32, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -20073,34 +20054,10 @@ TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPD  Y2, Y1, Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
 	MOVQ         $0x00000040, BX
 
-e1:
+row1:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMULPD  Y1, Y0, Y0
@@ -20110,7 +20067,29 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	ADDQ    $-32, DX
 	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPD  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -20124,27 +20103,6 @@ TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
 	MOVQ         $0x00000040, DX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap38AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000040, DX
-
 row1:
 	VMOVUPS (CX), Y0
 	VMOVUPS (AX), Y1
@@ -20158,9 +20116,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -6150,7 +6150,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net.block#1.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_1_grad)
 //	net.block#1.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_grad)
 //	net.block#1.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_1_centered_grad)
-//	_net.block#1.layer_norm#1/var.1.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_1_var_1_grad)
+//	_net.block#1.layer_norm#1/var.1.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#1/var.2.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_var_2_grad)
 //	net.block#1.layer_norm#1/var.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_var_grad)
 //	net.block#1.layer_norm#1.gamma.grad: [64] (let, output parameter gNetBlock1LayerNorm1Gamma)
@@ -6181,7 +6181,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net.block#1.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_1_grad)
 //	net.block#1.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_grad)
 //	net.block#1.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_2_centered_grad)
-//	_net.block#1.layer_norm#2/var.1.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_2_var_1_grad)
+//	_net.block#1.layer_norm#2/var.1.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#2/var.2.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_var_2_grad)
 //	net.block#1.layer_norm#2/var.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_var_grad)
 //	net.block#1.layer_norm#2.gamma.grad: [64] (let, output parameter gNetBlock1LayerNorm2Gamma)
@@ -6204,7 +6204,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net.block#2.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_1_grad)
 //	net.block#2.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_grad)
 //	net.block#2.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_1_centered_grad)
-//	_net.block#2.layer_norm#1/var.1.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_1_var_1_grad)
+//	_net.block#2.layer_norm#1/var.1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#1/var.2.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_var_2_grad)
 //	net.block#2.layer_norm#1/var.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_var_grad)
 //	net.block#2.layer_norm#1.gamma.grad: [64] (let, output parameter gNetBlock2LayerNorm1Gamma)
@@ -6235,7 +6235,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net.block#2.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_1_grad)
 //	net.block#2.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_grad)
 //	net.block#2.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_2_centered_grad)
-//	_net.block#2.layer_norm#2/var.1.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_2_var_1_grad)
+//	_net.block#2.layer_norm#2/var.1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#2/var.2.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_var_2_grad)
 //	net.block#2.layer_norm#2/var.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_var_grad)
 //	net.block#2.layer_norm#2.gamma.grad: [64] (let, output parameter gNetBlock2LayerNorm2Gamma)
@@ -6258,7 +6258,7 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	_net.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_layer_norm_1_centered_grad)
-//	_net.layer_norm#1/var.1.grad: [8 16 64] (let, local, in scratch field net_layer_norm_1_var_1_grad)
+//	_net.layer_norm#1/var.1.grad: [8 16 64] (let, local)
 //	_net.layer_norm#1/var.2.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
 //	net.layer_norm#1/var.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_var_grad)
 //	net.layer_norm#1.gamma.grad: [64] (let, output parameter gNetLayerNorm1Gamma)
@@ -6994,7 +6994,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill _net.block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.block#1.layer_norm#1/mean.grad with 0
 //	fill net.block#1.layer_norm#1/centered.grad with 0
-//	fill _net.block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.block#1.layer_norm#1/var.2.grad with 0
 //	fill net.block#1.layer_norm#1/var.grad with 0
 //	fill net.block#1.layer_norm#1.gamma.grad with 0
@@ -7020,7 +7019,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill _net.block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.block#1.layer_norm#2/mean.grad with 0
 //	fill net.block#1.layer_norm#2/centered.grad with 0
-//	fill _net.block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.block#1.layer_norm#2/var.2.grad with 0
 //	fill net.block#1.layer_norm#2/var.grad with 0
 //	fill net.block#1.layer_norm#2.gamma.grad with 0
@@ -7038,7 +7036,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill _net.block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.block#2.layer_norm#1/mean.grad with 0
 //	fill net.block#2.layer_norm#1/centered.grad with 0
-//	fill _net.block#2.layer_norm#1/var.1.grad with 0
 //	fill _net.block#2.layer_norm#1/var.2.grad with 0
 //	fill net.block#2.layer_norm#1/var.grad with 0
 //	fill net.block#2.layer_norm#1.gamma.grad with 0
@@ -7064,7 +7061,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill _net.block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.block#2.layer_norm#2/mean.grad with 0
 //	fill net.block#2.layer_norm#2/centered.grad with 0
-//	fill _net.block#2.layer_norm#2/var.1.grad with 0
 //	fill _net.block#2.layer_norm#2/var.2.grad with 0
 //	fill net.block#2.layer_norm#2/var.grad with 0
 //	fill net.block#2.layer_norm#2.gamma.grad with 0
@@ -7082,7 +7078,6 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -7110,13 +7105,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	# backprop of op 109 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * (_train.2.grad[0] + 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
 //	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -7131,13 +7126,13 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += (_train.cross_entropy#1/logp.2.grad[i0, i1, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -7231,23 +7226,19 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.12[0]
 //
-//	# backprop of op 92 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 92 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
@@ -7369,23 +7360,19 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#2.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.10[0]
 //
-//	# backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad (the copy elided: _net.block#2.layer_norm#2/var.1.grad reads _net.block#2.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered[i0, i1, i2] * _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered[i0, i1, i2] * _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 //	for i0 in 0..7:
@@ -7620,23 +7607,19 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#2.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.7[0]
 //
-//	# backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad (the copy elided: _net.block#2.layer_norm#1/var.1.grad reads _net.block#2.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered[i0, i1, i2] * _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered[i0, i1, i2] * _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 //	for i0 in 0..7:
@@ -7762,23 +7745,19 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad (the copy elided: _net.block#1.layer_norm#2/var.1.grad reads _net.block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered[i0, i1, i2] * _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered[i0, i1, i2] * _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 //	for i0 in 0..7:
@@ -8013,23 +7992,19 @@ var ocannlDecTrainLossPart45Records rt.Records[ocannlDecTrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad (the copy elided: _net.block#1.layer_norm#1/var.1.grad reads _net.block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered[i0, i1, i2] * _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered[i0, i1, i2] * _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 //	for i0 in 0..7:
@@ -9196,21 +9171,21 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 109 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
-	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 8 {
 			for i1 := range 16 {
 				targetsRow2 := &targets[i0][i1]
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * v
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_2_gradV
 				}
 			}
 		}
@@ -9246,8 +9221,8 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		}
 	}
 
-	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 128 rows of 32 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 128 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap16AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
@@ -9255,11 +9230,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
-				v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0] + 0
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow3[i2] += v2 * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -9487,27 +9462,19 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	rec54 := ocannlDecBackwardPart53Records.Get()
 	rec54.scratch = scratch
 
-	// backprop of op 92 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_var_1_grad = [8][16][64]float32{}
-	}
+	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec55 := ocannlDecBackwardPart54Records.Get()
 	rec55.scratch = scratch
 
-	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec56 := ocannlDecBackwardPart55Records.Get()
 	rec56.scratch = scratch
 
-	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec57 := ocannlDecBackwardPart56Records.Get()
-	rec57.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56, rec57)
+	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56)
 	// The 8 partial sums, added in part order.
 	for j58 := range 64 {
 		acc46 := gNetLayerNorm1Gamma[j58]
@@ -9531,16 +9498,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart54Records.Put(rec55)
 	*rec56 = ocannlDecBackwardPart55{}
 	ocannlDecBackwardPart55Records.Put(rec56)
-	*rec57 = ocannlDecBackwardPart56{}
-	ocannlDecBackwardPart56Records.Put(rec57)
 
 	// backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec58 := ocannlDecBackwardPart57Records.Get()
-	rec58.scratch = scratch
-	region.Run(rec58, 8)
-	*rec58 = ocannlDecBackwardPart57{}
-	ocannlDecBackwardPart57Records.Put(rec58)
+	rec57 := ocannlDecBackwardPart56Records.Get()
+	rec57.scratch = scratch
+	region.Run(rec57, 8)
+	*rec57 = ocannlDecBackwardPart56{}
+	ocannlDecBackwardPart56Records.Put(rec57)
 
 	// backprop of op 89 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -9571,50 +9536,50 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlDecBackwardPart58Records.Get()
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
+	rec58 := ocannlDecBackwardPart57Records.Get()
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
 	// The 8 partial sums, added in part order.
-	for j66 := range 64 {
-		acc49 := gNetBlock2Linear1B[j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[0][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[1][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[2][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[3][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[4][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[5][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[6][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[7][j66]
-		gNetBlock2Linear1B[j66] = acc49
+	for j65 := range 64 {
+		acc49 := gNetBlock2Linear1B[j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[0][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[1][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[2][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[3][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[4][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[5][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[6][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[7][j65]
+		gNetBlock2Linear1B[j65] = acc49
 	}
-	rec59.scratch = nil
-	ocannlDecBackwardPart58Records.Put(rec59)
+	rec58.scratch = nil
+	ocannlDecBackwardPart57Records.Put(rec58)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Linear1W = [8192]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec60 := ocannlDecBackwardPart59Records.Get()
-	rec60.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec60.scratch = scratch
+	rec59 := ocannlDecBackwardPart58Records.Get()
+	rec59.gNetBlock2Linear1W = gNetBlock2Linear1W
+	rec59.scratch = scratch
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [8][16][128]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec61 := ocannlDecBackwardPart60Records.Get()
-	rec61.pNetBlock2Linear1W = pNetBlock2Linear1W
-	rec61.scratch = scratch
+	rec60 := ocannlDecBackwardPart59Records.Get()
+	rec60.pNetBlock2Linear1W = pNetBlock2Linear1W
+	rec60.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec60, rec61)
+	region.RunSeq(4, rec59, rec60)
+	*rec59 = ocannlDecBackwardPart58{}
+	ocannlDecBackwardPart58Records.Put(rec59)
 	*rec60 = ocannlDecBackwardPart59{}
 	ocannlDecBackwardPart59Records.Put(rec60)
-	*rec61 = ocannlDecBackwardPart60{}
-	ocannlDecBackwardPart60Records.Put(rec61)
 
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
@@ -9630,15 +9595,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1]
 				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1]
 				for i2 := range 128 {
-					var r70 float32
+					var r69 float32
 					if 0 < net_block_2_linear_1_xRow4[i2] {
-						r70 = 1
+						r69 = 1
 					}
-					r71 := float32(0)
-					if r70 != 0 {
-						r71 = net_block_2_linear_1_x_gradRow2[i2]
+					r70 := float32(0)
+					if r69 != 0 {
+						r70 = net_block_2_linear_1_x_gradRow2[i2]
 					}
-					net_block_2_linear_1_x_2_gradRow[i2] += r71
+					net_block_2_linear_1_x_2_gradRow[i2] += r70
 				}
 			}
 		}
@@ -9646,89 +9611,89 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g2 =+ g; g2 is net.block#2.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlDecBackwardPart61Records.Get()
-	rec62.scratch = scratch
-	region.Run(rec62, 8)
+	rec61 := ocannlDecBackwardPart60Records.Get()
+	rec61.scratch = scratch
+	region.Run(rec61, 8)
 	// The 8 partial sums, added in part order.
-	for j70 := range 128 {
-		acc52 := gNetBlock2Dense1B[j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[0][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[1][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[2][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[3][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[4][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[5][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[6][j70]
-		acc52 += rec62.gNetBlock2Dense1BPartial[7][j70]
-		gNetBlock2Dense1B[j70] = acc52
+	for j69 := range 128 {
+		acc52 := gNetBlock2Dense1B[j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[0][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[1][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[2][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[3][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[4][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[5][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[6][j69]
+		acc52 += rec61.gNetBlock2Dense1BPartial[7][j69]
+		gNetBlock2Dense1B[j69] = acc52
 	}
-	rec62.scratch = nil
-	ocannlDecBackwardPart61Records.Put(rec62)
+	rec61.scratch = nil
+	ocannlDecBackwardPart60Records.Put(rec61)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2Dense1W = [8192]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec63 := ocannlDecBackwardPart62Records.Get()
-	rec63.gNetBlock2Dense1W = gNetBlock2Dense1W
-	rec63.scratch = scratch
-	region.Run(rec63, 8)
-	*rec63 = ocannlDecBackwardPart62{}
-	ocannlDecBackwardPart62Records.Put(rec63)
+	rec62 := ocannlDecBackwardPart61Records.Get()
+	rec62.gNetBlock2Dense1W = gNetBlock2Dense1W
+	rec62.scratch = scratch
+	region.Run(rec62, 8)
+	*rec62 = ocannlDecBackwardPart61{}
+	ocannlDecBackwardPart61Records.Put(rec62)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g2 =+ v1 * g; g2 is net.block#2.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec64 := ocannlDecBackwardPart63Records.Get()
-	rec64.pNetBlock2Dense1W = pNetBlock2Dense1W
-	rec64.scratch = scratch
+	rec63 := ocannlDecBackwardPart62Records.Get()
+	rec63.pNetBlock2Dense1W = pNetBlock2Dense1W
+	rec63.scratch = scratch
 
 	// backprop of op 81 (net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec65 := ocannlDecBackwardPart64Records.Get()
-	rec65.scratch = scratch
+	rec64 := ocannlDecBackwardPart63Records.Get()
+	rec64.scratch = scratch
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#2.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlDecBackwardPart65Records.Get()
-	rec66.scratch = scratch
+	rec65 := ocannlDecBackwardPart64Records.Get()
+	rec65.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec64, rec65, rec66)
-	*rec64 = ocannlDecBackwardPart63{}
-	ocannlDecBackwardPart63Records.Put(rec64)
+	region.RunSeq(8, rec63, rec64, rec65)
+	*rec63 = ocannlDecBackwardPart62{}
+	ocannlDecBackwardPart62Records.Put(rec63)
 	// The 8 partial sums, added in part order.
-	for j74 := range 64 {
-		acc55 := gNetBlock2LayerNorm2Beta[j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[0][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[1][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[2][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[3][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[4][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[5][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[6][j74]
-		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[7][j74]
-		gNetBlock2LayerNorm2Beta[j74] = acc55
+	for j73 := range 64 {
+		acc55 := gNetBlock2LayerNorm2Beta[j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[0][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[1][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[2][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[3][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[4][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[5][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[6][j73]
+		acc55 += rec64.gNetBlock2LayerNorm2BetaPartial[7][j73]
+		gNetBlock2LayerNorm2Beta[j73] = acc55
 	}
-	rec65.scratch = nil
+	rec64.scratch = nil
+	ocannlDecBackwardPart63Records.Put(rec64)
+	*rec65 = ocannlDecBackwardPart64{}
 	ocannlDecBackwardPart64Records.Put(rec65)
-	*rec66 = ocannlDecBackwardPart65{}
-	ocannlDecBackwardPart65Records.Put(rec66)
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec67 := ocannlDecBackwardPart66Records.Get()
-	rec67.scratch = scratch
-	region.Run(rec67, 8)
-	*rec67 = ocannlDecBackwardPart66{}
-	ocannlDecBackwardPart66Records.Put(rec67)
+	rec66 := ocannlDecBackwardPart65Records.Get()
+	rec66.scratch = scratch
+	region.Run(rec66, 8)
+	*rec66 = ocannlDecBackwardPart65{}
+	ocannlDecBackwardPart65Records.Put(rec66)
 
 	// backprop of op 79 (_net.block#2.dense#1/x.3 = pointwise sqrt of _net.block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -9751,63 +9716,57 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec68 := ocannlDecBackwardPart67Records.Get()
-	rec68.scratch = scratch
+	rec67 := ocannlDecBackwardPart66Records.Get()
+	rec67.scratch = scratch
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlDecBackwardPart68Records.Get()
-	rec69.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec69.scratch = scratch
+	rec68 := ocannlDecBackwardPart67Records.Get()
+	rec68.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec68.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
+	// 8 parts of i0 on the pool.
+	rec69 := ocannlDecBackwardPart68Records.Get()
+	rec69.scratch = scratch
+
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec70 := ocannlDecBackwardPart69Records.Get()
 	rec70.scratch = scratch
 
-	// backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_2_var_1_grad = [8][16][64]float32{}
-	}
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec71 := ocannlDecBackwardPart70Records.Get()
 	rec71.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i0 on the pool.
 	rec72 := ocannlDecBackwardPart71Records.Get()
 	rec72.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec73 := ocannlDecBackwardPart72Records.Get()
-	rec73.scratch = scratch
-
-	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
-	// 8 parts of i0 on the pool.
-	rec74 := ocannlDecBackwardPart73Records.Get()
-	rec74.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec68, rec69, rec70, rec71, rec72, rec73, rec74)
+	region.RunSeq(8, rec67, rec68, rec69, rec70, rec71, rec72)
 	// The 8 partial sums, added in part order.
-	for j78 := range 64 {
-		acc58 := gNetBlock2LayerNorm2Gamma[j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[0][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[1][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[2][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[3][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[4][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[5][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[6][j78]
-		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[7][j78]
-		gNetBlock2LayerNorm2Gamma[j78] = acc58
+	for j77 := range 64 {
+		acc58 := gNetBlock2LayerNorm2Gamma[j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[0][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[1][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[2][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[3][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[4][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[5][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[6][j77]
+		acc58 += rec67.gNetBlock2LayerNorm2GammaPartial[7][j77]
+		gNetBlock2LayerNorm2Gamma[j77] = acc58
 	}
-	rec68.scratch = nil
+	rec67.scratch = nil
+	ocannlDecBackwardPart66Records.Put(rec67)
+	*rec68 = ocannlDecBackwardPart67{}
 	ocannlDecBackwardPart67Records.Put(rec68)
 	*rec69 = ocannlDecBackwardPart68{}
 	ocannlDecBackwardPart68Records.Put(rec69)
@@ -9817,18 +9776,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart70Records.Put(rec71)
 	*rec72 = ocannlDecBackwardPart71{}
 	ocannlDecBackwardPart71Records.Put(rec72)
-	*rec73 = ocannlDecBackwardPart72{}
-	ocannlDecBackwardPart72Records.Put(rec73)
-	*rec74 = ocannlDecBackwardPart73{}
-	ocannlDecBackwardPart73Records.Put(rec74)
 
 	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec75 := ocannlDecBackwardPart74Records.Get()
-	rec75.scratch = scratch
-	region.Run(rec75, 8)
-	*rec75 = ocannlDecBackwardPart74{}
-	ocannlDecBackwardPart74Records.Put(rec75)
+	rec73 := ocannlDecBackwardPart72Records.Get()
+	rec73.scratch = scratch
+	region.Run(rec73, 8)
+	*rec73 = ocannlDecBackwardPart72{}
+	ocannlDecBackwardPart72Records.Put(rec73)
 
 	// backprop of op 72 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -9862,65 +9817,65 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		*gNetBlock2MaskedAttention1WO = [4096]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec76 := ocannlDecBackwardPart75Records.Get()
-	rec76.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec76.scratch = scratch
-	region.Run(rec76, 4)
-	*rec76 = ocannlDecBackwardPart75{}
-	ocannlDecBackwardPart75Records.Put(rec76)
+	rec74 := ocannlDecBackwardPart73Records.Get()
+	rec74.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec74.scratch = scratch
+	region.Run(rec74, 4)
+	*rec74 = ocannlDecBackwardPart73{}
+	ocannlDecBackwardPart73Records.Put(rec74)
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec77 := ocannlDecBackwardPart76Records.Get()
-	rec77.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec77.scratch = scratch
+	rec75 := ocannlDecBackwardPart74Records.Get()
+	rec75.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec75.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec78 := ocannlDecBackwardPart77Records.Get()
-	rec78.scratch = scratch
+	rec76 := ocannlDecBackwardPart75Records.Get()
+	rec76.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec79 := ocannlDecBackwardPart78Records.Get()
-	rec79.scratch = scratch
+	rec77 := ocannlDecBackwardPart76Records.Get()
+	rec77.scratch = scratch
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlDecBackwardPart79Records.Get()
-	rec80.scratch = scratch
+	rec78 := ocannlDecBackwardPart77Records.Get()
+	rec78.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec77, rec78, rec79, rec80)
+	region.RunSeq(8, rec75, rec76, rec77, rec78)
+	*rec75 = ocannlDecBackwardPart74{}
+	ocannlDecBackwardPart74Records.Put(rec75)
+	*rec76 = ocannlDecBackwardPart75{}
+	ocannlDecBackwardPart75Records.Put(rec76)
 	*rec77 = ocannlDecBackwardPart76{}
 	ocannlDecBackwardPart76Records.Put(rec77)
 	*rec78 = ocannlDecBackwardPart77{}
 	ocannlDecBackwardPart77Records.Put(rec78)
-	*rec79 = ocannlDecBackwardPart78{}
-	ocannlDecBackwardPart78Records.Put(rec79)
-	*rec80 = ocannlDecBackwardPart79{}
-	ocannlDecBackwardPart79Records.Put(rec80)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec81 := ocannlDecBackwardPart80Records.Get()
-	rec81.scratch = scratch
-	region.Run(rec81, 8)
-	*rec81 = ocannlDecBackwardPart80{}
-	ocannlDecBackwardPart80Records.Put(rec81)
+	rec79 := ocannlDecBackwardPart78Records.Get()
+	rec79.scratch = scratch
+	region.Run(rec79, 8)
+	*rec79 = ocannlDecBackwardPart78{}
+	ocannlDecBackwardPart78Records.Put(rec79)
 
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
@@ -9973,10 +9928,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	} else if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
-		for j93 := range 8 {
-			for j94 := range 16 {
-				for j95 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_63[j93][j94][j95][0] = 16
+		for j91 := range 8 {
+			for j92 := range 16 {
+				for j93 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_63[j91][j92][j93][0] = 16
 				}
 			}
 		}
@@ -9984,21 +9939,21 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec82 := ocannlDecBackwardPart81Records.Get()
-	rec82.scratch = scratch
+	rec80 := ocannlDecBackwardPart79Records.Get()
+	rec80.scratch = scratch
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#2.masked_attention#1/m.argmax@63
 	// 8 parts of i1 on the pool.
-	rec83 := ocannlDecBackwardPart82Records.Get()
-	rec83.scratch = scratch
+	rec81 := ocannlDecBackwardPart80Records.Get()
+	rec81.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec82, rec83)
-	*rec82 = ocannlDecBackwardPart81{}
-	ocannlDecBackwardPart81Records.Put(rec82)
-	*rec83 = ocannlDecBackwardPart82{}
-	ocannlDecBackwardPart82Records.Put(rec83)
+	region.RunSeq(8, rec80, rec81)
+	*rec80 = ocannlDecBackwardPart79{}
+	ocannlDecBackwardPart79Records.Put(rec80)
+	*rec81 = ocannlDecBackwardPart80{}
+	ocannlDecBackwardPart80Records.Put(rec81)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -10014,15 +9969,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r96 float32
+						var r94 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_63V {
-							r96 = 1
+							r94 = 1
 						}
-						r97 := float32(0)
-						if r96 != 0 {
-							r97 = net_block_2_masked_attention_1_m_gradV
+						r95 := float32(0)
+						if r94 != 0 {
+							r95 = net_block_2_masked_attention_1_m_gradV
 						}
-						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r97
+						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r95
 					}
 				}
 			}
@@ -10049,11 +10004,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r98 := float32(0)
+						r96 := float32(0)
 						if maskRow3[i3] != 0 {
-							r98 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
+							r96 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r98 + 0) / net_block_2_masked_attention_1_scores_2V2
+						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r96 + 0) / net_block_2_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -10065,131 +10020,131 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		scratch.net_block_2_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec84 := ocannlDecBackwardPart83Records.Get()
-	rec84.scratch = scratch
+	rec82 := ocannlDecBackwardPart81Records.Get()
+	rec82.scratch = scratch
 
 	// backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec85 := ocannlDecBackwardPart84Records.Get()
-	rec85.scratch = scratch
+	rec83 := ocannlDecBackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec84, rec85)
-	*rec84 = ocannlDecBackwardPart83{}
-	ocannlDecBackwardPart83Records.Put(rec84)
-	*rec85 = ocannlDecBackwardPart84{}
-	ocannlDecBackwardPart84Records.Put(rec85)
+	region.RunSeq(8, rec82, rec83)
+	*rec82 = ocannlDecBackwardPart81{}
+	ocannlDecBackwardPart81Records.Put(rec82)
+	*rec83 = ocannlDecBackwardPart82{}
+	ocannlDecBackwardPart82Records.Put(rec83)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WV = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec86 := ocannlDecBackwardPart85Records.Get()
-	rec86.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec86.scratch = scratch
-	region.Run(rec86, 4)
-	*rec86 = ocannlDecBackwardPart85{}
-	ocannlDecBackwardPart85Records.Put(rec86)
+	rec84 := ocannlDecBackwardPart83Records.Get()
+	rec84.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec84.scratch = scratch
+	region.Run(rec84, 4)
+	*rec84 = ocannlDecBackwardPart83{}
+	ocannlDecBackwardPart83Records.Put(rec84)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec87 := ocannlDecBackwardPart86Records.Get()
-	rec87.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec87.scratch = scratch
-	region.Run(rec87, 8)
-	*rec87 = ocannlDecBackwardPart86{}
-	ocannlDecBackwardPart86Records.Put(rec87)
+	rec85 := ocannlDecBackwardPart84Records.Get()
+	rec85.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
+	rec85.scratch = scratch
+	region.Run(rec85, 8)
+	*rec85 = ocannlDecBackwardPart84{}
+	ocannlDecBackwardPart84Records.Put(rec85)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WK = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec88 := ocannlDecBackwardPart87Records.Get()
-	rec88.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec88.scratch = scratch
-	region.Run(rec88, 4)
-	*rec88 = ocannlDecBackwardPart87{}
-	ocannlDecBackwardPart87Records.Put(rec88)
+	rec86 := ocannlDecBackwardPart85Records.Get()
+	rec86.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
+	rec86.scratch = scratch
+	region.Run(rec86, 4)
+	*rec86 = ocannlDecBackwardPart85{}
+	ocannlDecBackwardPart85Records.Put(rec86)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec89 := ocannlDecBackwardPart88Records.Get()
-	rec89.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
-	rec89.scratch = scratch
-	region.Run(rec89, 8)
-	*rec89 = ocannlDecBackwardPart88{}
-	ocannlDecBackwardPart88Records.Put(rec89)
+	rec87 := ocannlDecBackwardPart86Records.Get()
+	rec87.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec87.scratch = scratch
+	region.Run(rec87, 8)
+	*rec87 = ocannlDecBackwardPart86{}
+	ocannlDecBackwardPart86Records.Put(rec87)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock2MaskedAttention1WQ = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec90 := ocannlDecBackwardPart89Records.Get()
-	rec90.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec90.scratch = scratch
-	region.Run(rec90, 4)
-	*rec90 = ocannlDecBackwardPart89{}
-	ocannlDecBackwardPart89Records.Put(rec90)
+	rec88 := ocannlDecBackwardPart87Records.Get()
+	rec88.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec88.scratch = scratch
+	region.Run(rec88, 4)
+	*rec88 = ocannlDecBackwardPart87{}
+	ocannlDecBackwardPart87Records.Put(rec88)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec91 := ocannlDecBackwardPart90Records.Get()
-	rec91.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
-	rec91.scratch = scratch
+	rec89 := ocannlDecBackwardPart88Records.Get()
+	rec89.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec89.scratch = scratch
 
 	// backprop of op 55 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec92 := ocannlDecBackwardPart91Records.Get()
-	rec92.scratch = scratch
+	rec90 := ocannlDecBackwardPart89Records.Get()
+	rec90.scratch = scratch
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlDecBackwardPart92Records.Get()
-	rec93.scratch = scratch
+	rec91 := ocannlDecBackwardPart90Records.Get()
+	rec91.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec91, rec92, rec93)
+	region.RunSeq(8, rec89, rec90, rec91)
+	*rec89 = ocannlDecBackwardPart88{}
+	ocannlDecBackwardPart88Records.Put(rec89)
+	// The 8 partial sums, added in part order.
+	for j104 := range 64 {
+		acc69 := gNetBlock2LayerNorm1Beta[j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[0][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[1][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[2][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[3][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[4][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[5][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[6][j104]
+		acc69 += rec90.gNetBlock2LayerNorm1BetaPartial[7][j104]
+		gNetBlock2LayerNorm1Beta[j104] = acc69
+	}
+	rec90.scratch = nil
+	ocannlDecBackwardPart89Records.Put(rec90)
 	*rec91 = ocannlDecBackwardPart90{}
 	ocannlDecBackwardPart90Records.Put(rec91)
-	// The 8 partial sums, added in part order.
-	for j106 := range 64 {
-		acc69 := gNetBlock2LayerNorm1Beta[j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[0][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[1][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[2][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[3][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[4][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[5][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[6][j106]
-		acc69 += rec92.gNetBlock2LayerNorm1BetaPartial[7][j106]
-		gNetBlock2LayerNorm1Beta[j106] = acc69
-	}
-	rec92.scratch = nil
-	ocannlDecBackwardPart91Records.Put(rec92)
-	*rec93 = ocannlDecBackwardPart92{}
-	ocannlDecBackwardPart92Records.Put(rec93)
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec94 := ocannlDecBackwardPart93Records.Get()
-	rec94.scratch = scratch
-	region.Run(rec94, 8)
-	*rec94 = ocannlDecBackwardPart93{}
-	ocannlDecBackwardPart93Records.Put(rec94)
+	rec92 := ocannlDecBackwardPart91Records.Get()
+	rec92.scratch = scratch
+	region.Run(rec92, 8)
+	*rec92 = ocannlDecBackwardPart91{}
+	ocannlDecBackwardPart91Records.Put(rec92)
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -10212,63 +10167,59 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec95 := ocannlDecBackwardPart94Records.Get()
-	rec95.scratch = scratch
+	rec93 := ocannlDecBackwardPart92Records.Get()
+	rec93.scratch = scratch
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec96 := ocannlDecBackwardPart95Records.Get()
-	rec96.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec96.scratch = scratch
+	rec94 := ocannlDecBackwardPart93Records.Get()
+	rec94.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec94.scratch = scratch
 
 	// backprop of op 50 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
+	// 8 parts of i0 on the pool.
+	rec95 := ocannlDecBackwardPart94Records.Get()
+	rec95.scratch = scratch
+
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
+	rec96 := ocannlDecBackwardPart95Records.Get()
+	rec96.scratch = scratch
+
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec97 := ocannlDecBackwardPart96Records.Get()
 	rec97.scratch = scratch
 
-	// backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_1_var_1_grad = [8][16][64]float32{}
-	}
+	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i0 on the pool.
 	rec98 := ocannlDecBackwardPart97Records.Get()
 	rec98.scratch = scratch
 
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec99 := ocannlDecBackwardPart98Records.Get()
-	rec99.scratch = scratch
-
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec100 := ocannlDecBackwardPart99Records.Get()
-	rec100.scratch = scratch
-
-	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
-	// 8 parts of i0 on the pool.
-	rec101 := ocannlDecBackwardPart100Records.Get()
-	rec101.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec95, rec96, rec97, rec98, rec99, rec100, rec101)
+	region.RunSeq(8, rec93, rec94, rec95, rec96, rec97, rec98)
 	// The 8 partial sums, added in part order.
-	for j110 := range 64 {
-		acc72 := gNetBlock2LayerNorm1Gamma[j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[0][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[1][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[2][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[3][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[4][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[5][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[6][j110]
-		acc72 += rec95.gNetBlock2LayerNorm1GammaPartial[7][j110]
-		gNetBlock2LayerNorm1Gamma[j110] = acc72
+	for j108 := range 64 {
+		acc72 := gNetBlock2LayerNorm1Gamma[j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[0][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[1][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[2][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[3][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[4][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[5][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[6][j108]
+		acc72 += rec93.gNetBlock2LayerNorm1GammaPartial[7][j108]
+		gNetBlock2LayerNorm1Gamma[j108] = acc72
 	}
-	rec95.scratch = nil
+	rec93.scratch = nil
+	ocannlDecBackwardPart92Records.Put(rec93)
+	*rec94 = ocannlDecBackwardPart93{}
+	ocannlDecBackwardPart93Records.Put(rec94)
+	*rec95 = ocannlDecBackwardPart94{}
 	ocannlDecBackwardPart94Records.Put(rec95)
 	*rec96 = ocannlDecBackwardPart95{}
 	ocannlDecBackwardPart95Records.Put(rec96)
@@ -10276,20 +10227,14 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart96Records.Put(rec97)
 	*rec98 = ocannlDecBackwardPart97{}
 	ocannlDecBackwardPart97Records.Put(rec98)
-	*rec99 = ocannlDecBackwardPart98{}
-	ocannlDecBackwardPart98Records.Put(rec99)
-	*rec100 = ocannlDecBackwardPart99{}
-	ocannlDecBackwardPart99Records.Put(rec100)
-	*rec101 = ocannlDecBackwardPart100{}
-	ocannlDecBackwardPart100Records.Put(rec101)
 
 	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec102 := ocannlDecBackwardPart101Records.Get()
-	rec102.scratch = scratch
-	region.Run(rec102, 8)
-	*rec102 = ocannlDecBackwardPart101{}
-	ocannlDecBackwardPart101Records.Put(rec102)
+	rec99 := ocannlDecBackwardPart98Records.Get()
+	rec99.scratch = scratch
+	region.Run(rec99, 8)
+	*rec99 = ocannlDecBackwardPart98{}
+	ocannlDecBackwardPart98Records.Put(rec99)
 
 	// backprop of op 46 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -10320,50 +10265,50 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec103 := ocannlDecBackwardPart102Records.Get()
-	rec103.scratch = scratch
-	region.Run(rec103, 8)
+	rec100 := ocannlDecBackwardPart99Records.Get()
+	rec100.scratch = scratch
+	region.Run(rec100, 8)
 	// The 8 partial sums, added in part order.
-	for j119 := range 64 {
-		acc75 := gNetBlock1Linear1B[j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[0][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[1][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[2][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[3][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[4][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[5][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[6][j119]
-		acc75 += rec103.gNetBlock1Linear1BPartial[7][j119]
-		gNetBlock1Linear1B[j119] = acc75
+	for j116 := range 64 {
+		acc75 := gNetBlock1Linear1B[j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[0][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[1][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[2][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[3][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[4][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[5][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[6][j116]
+		acc75 += rec100.gNetBlock1Linear1BPartial[7][j116]
+		gNetBlock1Linear1B[j116] = acc75
 	}
-	rec103.scratch = nil
-	ocannlDecBackwardPart102Records.Put(rec103)
+	rec100.scratch = nil
+	ocannlDecBackwardPart99Records.Put(rec100)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Linear1W = [8192]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec104 := ocannlDecBackwardPart103Records.Get()
-	rec104.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec104.scratch = scratch
+	rec101 := ocannlDecBackwardPart100Records.Get()
+	rec101.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec101.scratch = scratch
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [8][16][128]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec105 := ocannlDecBackwardPart104Records.Get()
-	rec105.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec105.scratch = scratch
+	rec102 := ocannlDecBackwardPart101Records.Get()
+	rec102.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec102.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec104, rec105)
-	*rec104 = ocannlDecBackwardPart103{}
-	ocannlDecBackwardPart103Records.Put(rec104)
-	*rec105 = ocannlDecBackwardPart104{}
-	ocannlDecBackwardPart104Records.Put(rec105)
+	region.RunSeq(4, rec101, rec102)
+	*rec101 = ocannlDecBackwardPart100{}
+	ocannlDecBackwardPart100Records.Put(rec101)
+	*rec102 = ocannlDecBackwardPart101{}
+	ocannlDecBackwardPart101Records.Put(rec102)
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
@@ -10379,15 +10324,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1]
 				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1]
 				for i2 := range 128 {
-					var r121 float32
+					var r118 float32
 					if 0 < net_block_1_linear_1_xRow4[i2] {
-						r121 = 1
+						r118 = 1
 					}
-					r122 := float32(0)
-					if r121 != 0 {
-						r122 = net_block_1_linear_1_x_gradRow2[i2]
+					r119 := float32(0)
+					if r118 != 0 {
+						r119 = net_block_1_linear_1_x_gradRow2[i2]
 					}
-					net_block_1_linear_1_x_2_gradRow[i2] += r122
+					net_block_1_linear_1_x_2_gradRow[i2] += r119
 				}
 			}
 		}
@@ -10395,89 +10340,89 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g2 =+ g; g2 is net.block#1.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec106 := ocannlDecBackwardPart105Records.Get()
-	rec106.scratch = scratch
-	region.Run(rec106, 8)
+	rec103 := ocannlDecBackwardPart102Records.Get()
+	rec103.scratch = scratch
+	region.Run(rec103, 8)
 	// The 8 partial sums, added in part order.
-	for j123 := range 128 {
-		acc78 := gNetBlock1Dense1B[j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[0][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[1][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[2][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[3][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[4][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[5][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[6][j123]
-		acc78 += rec106.gNetBlock1Dense1BPartial[7][j123]
-		gNetBlock1Dense1B[j123] = acc78
+	for j120 := range 128 {
+		acc78 := gNetBlock1Dense1B[j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[0][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[1][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[2][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[3][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[4][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[5][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[6][j120]
+		acc78 += rec103.gNetBlock1Dense1BPartial[7][j120]
+		gNetBlock1Dense1B[j120] = acc78
 	}
-	rec106.scratch = nil
-	ocannlDecBackwardPart105Records.Put(rec106)
+	rec103.scratch = nil
+	ocannlDecBackwardPart102Records.Put(rec103)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1Dense1W = [8192]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec107 := ocannlDecBackwardPart106Records.Get()
-	rec107.gNetBlock1Dense1W = gNetBlock1Dense1W
-	rec107.scratch = scratch
-	region.Run(rec107, 8)
-	*rec107 = ocannlDecBackwardPart106{}
-	ocannlDecBackwardPart106Records.Put(rec107)
+	rec104 := ocannlDecBackwardPart103Records.Get()
+	rec104.gNetBlock1Dense1W = gNetBlock1Dense1W
+	rec104.scratch = scratch
+	region.Run(rec104, 8)
+	*rec104 = ocannlDecBackwardPart103{}
+	ocannlDecBackwardPart103Records.Put(rec104)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g2 =+ v1 * g; g2 is net.block#1.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec108 := ocannlDecBackwardPart107Records.Get()
-	rec108.pNetBlock1Dense1W = pNetBlock1Dense1W
-	rec108.scratch = scratch
+	rec105 := ocannlDecBackwardPart104Records.Get()
+	rec105.pNetBlock1Dense1W = pNetBlock1Dense1W
+	rec105.scratch = scratch
 
 	// backprop of op 38 (net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec109 := ocannlDecBackwardPart108Records.Get()
-	rec109.scratch = scratch
+	rec106 := ocannlDecBackwardPart105Records.Get()
+	rec106.scratch = scratch
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#1.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec110 := ocannlDecBackwardPart109Records.Get()
-	rec110.scratch = scratch
+	rec107 := ocannlDecBackwardPart106Records.Get()
+	rec107.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec108, rec109, rec110)
-	*rec108 = ocannlDecBackwardPart107{}
-	ocannlDecBackwardPart107Records.Put(rec108)
+	region.RunSeq(8, rec105, rec106, rec107)
+	*rec105 = ocannlDecBackwardPart104{}
+	ocannlDecBackwardPart104Records.Put(rec105)
 	// The 8 partial sums, added in part order.
-	for j127 := range 64 {
-		acc81 := gNetBlock1LayerNorm2Beta[j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[0][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[1][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[2][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[3][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[4][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[5][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[6][j127]
-		acc81 += rec109.gNetBlock1LayerNorm2BetaPartial[7][j127]
-		gNetBlock1LayerNorm2Beta[j127] = acc81
+	for j124 := range 64 {
+		acc81 := gNetBlock1LayerNorm2Beta[j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[0][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[1][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[2][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[3][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[4][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[5][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[6][j124]
+		acc81 += rec106.gNetBlock1LayerNorm2BetaPartial[7][j124]
+		gNetBlock1LayerNorm2Beta[j124] = acc81
 	}
-	rec109.scratch = nil
-	ocannlDecBackwardPart108Records.Put(rec109)
-	*rec110 = ocannlDecBackwardPart109{}
-	ocannlDecBackwardPart109Records.Put(rec110)
+	rec106.scratch = nil
+	ocannlDecBackwardPart105Records.Put(rec106)
+	*rec107 = ocannlDecBackwardPart106{}
+	ocannlDecBackwardPart106Records.Put(rec107)
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec111 := ocannlDecBackwardPart110Records.Get()
-	rec111.scratch = scratch
-	region.Run(rec111, 8)
-	*rec111 = ocannlDecBackwardPart110{}
-	ocannlDecBackwardPart110Records.Put(rec111)
+	rec108 := ocannlDecBackwardPart107Records.Get()
+	rec108.scratch = scratch
+	region.Run(rec108, 8)
+	*rec108 = ocannlDecBackwardPart107{}
+	ocannlDecBackwardPart107Records.Put(rec108)
 
 	// backprop of op 36 (_net.block#1.dense#1/x.3 = pointwise sqrt of _net.block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -10500,84 +10445,74 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlDecBackwardPart111Records.Get()
-	rec112.scratch = scratch
+	rec109 := ocannlDecBackwardPart108Records.Get()
+	rec109.scratch = scratch
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec113 := ocannlDecBackwardPart112Records.Get()
-	rec113.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec113.scratch = scratch
+	rec110 := ocannlDecBackwardPart109Records.Get()
+	rec110.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec110.scratch = scratch
 
 	// backprop of op 33 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
+	// 8 parts of i0 on the pool.
+	rec111 := ocannlDecBackwardPart110Records.Get()
+	rec111.scratch = scratch
+
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec112 := ocannlDecBackwardPart111Records.Get()
+	rec112.scratch = scratch
+
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec113 := ocannlDecBackwardPart112Records.Get()
+	rec113.scratch = scratch
+
+	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i0 on the pool.
 	rec114 := ocannlDecBackwardPart113Records.Get()
 	rec114.scratch = scratch
 
-	// backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_2_var_1_grad = [8][16][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec115 := ocannlDecBackwardPart114Records.Get()
-	rec115.scratch = scratch
-
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec116 := ocannlDecBackwardPart115Records.Get()
-	rec116.scratch = scratch
-
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec117 := ocannlDecBackwardPart116Records.Get()
-	rec117.scratch = scratch
-
-	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
-	// 8 parts of i0 on the pool.
-	rec118 := ocannlDecBackwardPart117Records.Get()
-	rec118.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec112, rec113, rec114, rec115, rec116, rec117, rec118)
+	region.RunSeq(8, rec109, rec110, rec111, rec112, rec113, rec114)
 	// The 8 partial sums, added in part order.
-	for j131 := range 64 {
-		acc84 := gNetBlock1LayerNorm2Gamma[j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[0][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[1][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[2][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[3][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[4][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[5][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[6][j131]
-		acc84 += rec112.gNetBlock1LayerNorm2GammaPartial[7][j131]
-		gNetBlock1LayerNorm2Gamma[j131] = acc84
+	for j128 := range 64 {
+		acc84 := gNetBlock1LayerNorm2Gamma[j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[0][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[1][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[2][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[3][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[4][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[5][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[6][j128]
+		acc84 += rec109.gNetBlock1LayerNorm2GammaPartial[7][j128]
+		gNetBlock1LayerNorm2Gamma[j128] = acc84
 	}
-	rec112.scratch = nil
+	rec109.scratch = nil
+	ocannlDecBackwardPart108Records.Put(rec109)
+	*rec110 = ocannlDecBackwardPart109{}
+	ocannlDecBackwardPart109Records.Put(rec110)
+	*rec111 = ocannlDecBackwardPart110{}
+	ocannlDecBackwardPart110Records.Put(rec111)
+	*rec112 = ocannlDecBackwardPart111{}
 	ocannlDecBackwardPart111Records.Put(rec112)
 	*rec113 = ocannlDecBackwardPart112{}
 	ocannlDecBackwardPart112Records.Put(rec113)
 	*rec114 = ocannlDecBackwardPart113{}
 	ocannlDecBackwardPart113Records.Put(rec114)
-	*rec115 = ocannlDecBackwardPart114{}
-	ocannlDecBackwardPart114Records.Put(rec115)
-	*rec116 = ocannlDecBackwardPart115{}
-	ocannlDecBackwardPart115Records.Put(rec116)
-	*rec117 = ocannlDecBackwardPart116{}
-	ocannlDecBackwardPart116Records.Put(rec117)
-	*rec118 = ocannlDecBackwardPart117{}
-	ocannlDecBackwardPart117Records.Put(rec118)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec119 := ocannlDecBackwardPart118Records.Get()
-	rec119.scratch = scratch
-	region.Run(rec119, 8)
-	*rec119 = ocannlDecBackwardPart118{}
-	ocannlDecBackwardPart118Records.Put(rec119)
+	rec115 := ocannlDecBackwardPart114Records.Get()
+	rec115.scratch = scratch
+	region.Run(rec115, 8)
+	*rec115 = ocannlDecBackwardPart114{}
+	ocannlDecBackwardPart114Records.Put(rec115)
 
 	// backprop of op 29 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -10611,65 +10546,65 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		*gNetBlock1MaskedAttention1WO = [4096]float32{}
 	}
 	// 4 parts of i3 on the pool.
-	rec120 := ocannlDecBackwardPart119Records.Get()
-	rec120.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec120.scratch = scratch
-	region.Run(rec120, 4)
-	*rec120 = ocannlDecBackwardPart119{}
-	ocannlDecBackwardPart119Records.Put(rec120)
+	rec116 := ocannlDecBackwardPart115Records.Get()
+	rec116.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec116.scratch = scratch
+	region.Run(rec116, 4)
+	*rec116 = ocannlDecBackwardPart115{}
+	ocannlDecBackwardPart115Records.Put(rec116)
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec121 := ocannlDecBackwardPart120Records.Get()
-	rec121.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec121.scratch = scratch
+	rec117 := ocannlDecBackwardPart116Records.Get()
+	rec117.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec117.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec122 := ocannlDecBackwardPart121Records.Get()
-	rec122.scratch = scratch
+	rec118 := ocannlDecBackwardPart117Records.Get()
+	rec118.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec123 := ocannlDecBackwardPart122Records.Get()
-	rec123.scratch = scratch
+	rec119 := ocannlDecBackwardPart118Records.Get()
+	rec119.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec124 := ocannlDecBackwardPart123Records.Get()
-	rec124.scratch = scratch
+	rec120 := ocannlDecBackwardPart119Records.Get()
+	rec120.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec121, rec122, rec123, rec124)
-	*rec121 = ocannlDecBackwardPart120{}
-	ocannlDecBackwardPart120Records.Put(rec121)
-	*rec122 = ocannlDecBackwardPart121{}
-	ocannlDecBackwardPart121Records.Put(rec122)
-	*rec123 = ocannlDecBackwardPart122{}
-	ocannlDecBackwardPart122Records.Put(rec123)
-	*rec124 = ocannlDecBackwardPart123{}
-	ocannlDecBackwardPart123Records.Put(rec124)
+	region.RunSeq(8, rec117, rec118, rec119, rec120)
+	*rec117 = ocannlDecBackwardPart116{}
+	ocannlDecBackwardPart116Records.Put(rec117)
+	*rec118 = ocannlDecBackwardPart117{}
+	ocannlDecBackwardPart117Records.Put(rec118)
+	*rec119 = ocannlDecBackwardPart118{}
+	ocannlDecBackwardPart118Records.Put(rec119)
+	*rec120 = ocannlDecBackwardPart119{}
+	ocannlDecBackwardPart119Records.Put(rec120)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec125 := ocannlDecBackwardPart124Records.Get()
-	rec125.scratch = scratch
-	region.Run(rec125, 8)
-	*rec125 = ocannlDecBackwardPart124{}
-	ocannlDecBackwardPart124Records.Put(rec125)
+	rec121 := ocannlDecBackwardPart120Records.Get()
+	rec121.scratch = scratch
+	region.Run(rec121, 8)
+	*rec121 = ocannlDecBackwardPart120{}
+	ocannlDecBackwardPart120Records.Put(rec121)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
@@ -10722,10 +10657,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	} else if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j146 := range 8 {
-			for j147 := range 16 {
-				for j148 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j146][j147][j148][0] = 16
+		for j142 := range 8 {
+			for j143 := range 16 {
+				for j144 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j142][j143][j144][0] = 16
 				}
 			}
 		}
@@ -10733,21 +10668,21 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec126 := ocannlDecBackwardPart125Records.Get()
-	rec126.scratch = scratch
+	rec122 := ocannlDecBackwardPart121Records.Get()
+	rec122.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec127 := ocannlDecBackwardPart126Records.Get()
-	rec127.scratch = scratch
+	rec123 := ocannlDecBackwardPart122Records.Get()
+	rec123.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec126, rec127)
-	*rec126 = ocannlDecBackwardPart125{}
-	ocannlDecBackwardPart125Records.Put(rec126)
-	*rec127 = ocannlDecBackwardPart126{}
-	ocannlDecBackwardPart126Records.Put(rec127)
+	region.RunSeq(8, rec122, rec123)
+	*rec122 = ocannlDecBackwardPart121{}
+	ocannlDecBackwardPart121Records.Put(rec122)
+	*rec123 = ocannlDecBackwardPart122{}
+	ocannlDecBackwardPart122Records.Put(rec123)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -10763,15 +10698,15 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r147 float32
+						var r143 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r147 = 1
+							r143 = 1
 						}
-						r148 := float32(0)
-						if r147 != 0 {
-							r148 = net_block_1_masked_attention_1_m_gradV
+						r144 := float32(0)
+						if r143 != 0 {
+							r144 = net_block_1_masked_attention_1_m_gradV
 						}
-						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r148
+						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r144
 					}
 				}
 			}
@@ -10798,11 +10733,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r149 := float32(0)
+						r145 := float32(0)
 						if maskRow4[i3] != 0 {
-							r149 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
+							r145 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r149 + 0) / net_block_1_masked_attention_1_scores_2V2
+						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r145 + 0) / net_block_1_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -10814,131 +10749,131 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 		scratch.net_block_1_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec128 := ocannlDecBackwardPart127Records.Get()
-	rec128.scratch = scratch
+	rec124 := ocannlDecBackwardPart123Records.Get()
+	rec124.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec129 := ocannlDecBackwardPart128Records.Get()
-	rec129.scratch = scratch
+	rec125 := ocannlDecBackwardPart124Records.Get()
+	rec125.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec128, rec129)
-	*rec128 = ocannlDecBackwardPart127{}
-	ocannlDecBackwardPart127Records.Put(rec128)
-	*rec129 = ocannlDecBackwardPart128{}
-	ocannlDecBackwardPart128Records.Put(rec129)
+	region.RunSeq(8, rec124, rec125)
+	*rec124 = ocannlDecBackwardPart123{}
+	ocannlDecBackwardPart123Records.Put(rec124)
+	*rec125 = ocannlDecBackwardPart124{}
+	ocannlDecBackwardPart124Records.Put(rec125)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WV = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec130 := ocannlDecBackwardPart129Records.Get()
-	rec130.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec130.scratch = scratch
-	region.Run(rec130, 4)
-	*rec130 = ocannlDecBackwardPart129{}
-	ocannlDecBackwardPart129Records.Put(rec130)
+	rec126 := ocannlDecBackwardPart125Records.Get()
+	rec126.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec126.scratch = scratch
+	region.Run(rec126, 4)
+	*rec126 = ocannlDecBackwardPart125{}
+	ocannlDecBackwardPart125Records.Put(rec126)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec131 := ocannlDecBackwardPart130Records.Get()
-	rec131.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec131.scratch = scratch
-	region.Run(rec131, 8)
-	*rec131 = ocannlDecBackwardPart130{}
-	ocannlDecBackwardPart130Records.Put(rec131)
+	rec127 := ocannlDecBackwardPart126Records.Get()
+	rec127.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec127.scratch = scratch
+	region.Run(rec127, 8)
+	*rec127 = ocannlDecBackwardPart126{}
+	ocannlDecBackwardPart126Records.Put(rec127)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WK = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec132 := ocannlDecBackwardPart131Records.Get()
-	rec132.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec132.scratch = scratch
-	region.Run(rec132, 4)
-	*rec132 = ocannlDecBackwardPart131{}
-	ocannlDecBackwardPart131Records.Put(rec132)
+	rec128 := ocannlDecBackwardPart127Records.Get()
+	rec128.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec128.scratch = scratch
+	region.Run(rec128, 4)
+	*rec128 = ocannlDecBackwardPart127{}
+	ocannlDecBackwardPart127Records.Put(rec128)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec133 := ocannlDecBackwardPart132Records.Get()
-	rec133.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec133.scratch = scratch
-	region.Run(rec133, 8)
-	*rec133 = ocannlDecBackwardPart132{}
-	ocannlDecBackwardPart132Records.Put(rec133)
+	rec129 := ocannlDecBackwardPart128Records.Get()
+	rec129.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec129.scratch = scratch
+	region.Run(rec129, 8)
+	*rec129 = ocannlDecBackwardPart128{}
+	ocannlDecBackwardPart128Records.Put(rec129)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetBlock1MaskedAttention1WQ = [4096]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec134 := ocannlDecBackwardPart133Records.Get()
-	rec134.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec134.scratch = scratch
-	region.Run(rec134, 4)
-	*rec134 = ocannlDecBackwardPart133{}
-	ocannlDecBackwardPart133Records.Put(rec134)
+	rec130 := ocannlDecBackwardPart129Records.Get()
+	rec130.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec130.scratch = scratch
+	region.Run(rec130, 4)
+	*rec130 = ocannlDecBackwardPart129{}
+	ocannlDecBackwardPart129Records.Put(rec130)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec135 := ocannlDecBackwardPart134Records.Get()
-	rec135.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec135.scratch = scratch
+	rec131 := ocannlDecBackwardPart130Records.Get()
+	rec131.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec131.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec136 := ocannlDecBackwardPart135Records.Get()
-	rec136.scratch = scratch
+	rec132 := ocannlDecBackwardPart131Records.Get()
+	rec132.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec137 := ocannlDecBackwardPart136Records.Get()
-	rec137.scratch = scratch
+	rec133 := ocannlDecBackwardPart132Records.Get()
+	rec133.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec135, rec136, rec137)
-	*rec135 = ocannlDecBackwardPart134{}
-	ocannlDecBackwardPart134Records.Put(rec135)
+	region.RunSeq(8, rec131, rec132, rec133)
+	*rec131 = ocannlDecBackwardPart130{}
+	ocannlDecBackwardPart130Records.Put(rec131)
 	// The 8 partial sums, added in part order.
-	for j159 := range 64 {
-		acc95 := gNetBlock1LayerNorm1Beta[j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[0][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[1][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[2][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[3][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[4][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[5][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[6][j159]
-		acc95 += rec136.gNetBlock1LayerNorm1BetaPartial[7][j159]
-		gNetBlock1LayerNorm1Beta[j159] = acc95
+	for j155 := range 64 {
+		acc95 := gNetBlock1LayerNorm1Beta[j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[0][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[1][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[2][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[3][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[4][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[5][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[6][j155]
+		acc95 += rec132.gNetBlock1LayerNorm1BetaPartial[7][j155]
+		gNetBlock1LayerNorm1Beta[j155] = acc95
 	}
-	rec136.scratch = nil
-	ocannlDecBackwardPart135Records.Put(rec136)
-	*rec137 = ocannlDecBackwardPart136{}
-	ocannlDecBackwardPart136Records.Put(rec137)
+	rec132.scratch = nil
+	ocannlDecBackwardPart131Records.Put(rec132)
+	*rec133 = ocannlDecBackwardPart132{}
+	ocannlDecBackwardPart132Records.Put(rec133)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec138 := ocannlDecBackwardPart137Records.Get()
-	rec138.scratch = scratch
-	region.Run(rec138, 8)
-	*rec138 = ocannlDecBackwardPart137{}
-	ocannlDecBackwardPart137Records.Put(rec138)
+	rec134 := ocannlDecBackwardPart133Records.Get()
+	rec134.scratch = scratch
+	region.Run(rec134, 8)
+	*rec134 = ocannlDecBackwardPart133{}
+	ocannlDecBackwardPart133Records.Put(rec134)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -10961,84 +10896,74 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec139 := ocannlDecBackwardPart138Records.Get()
-	rec139.scratch = scratch
+	rec135 := ocannlDecBackwardPart134Records.Get()
+	rec135.scratch = scratch
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec140 := ocannlDecBackwardPart139Records.Get()
-	rec140.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec140.scratch = scratch
+	rec136 := ocannlDecBackwardPart135Records.Get()
+	rec136.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec136.scratch = scratch
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec141 := ocannlDecBackwardPart140Records.Get()
-	rec141.scratch = scratch
-
-	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_1_var_1_grad = [8][16][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec142 := ocannlDecBackwardPart141Records.Get()
-	rec142.scratch = scratch
+	rec137 := ocannlDecBackwardPart136Records.Get()
+	rec137.scratch = scratch
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec143 := ocannlDecBackwardPart142Records.Get()
-	rec143.scratch = scratch
+	rec138 := ocannlDecBackwardPart137Records.Get()
+	rec138.scratch = scratch
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec144 := ocannlDecBackwardPart143Records.Get()
-	rec144.scratch = scratch
+	rec139 := ocannlDecBackwardPart138Records.Get()
+	rec139.scratch = scratch
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i0 on the pool.
-	rec145 := ocannlDecBackwardPart144Records.Get()
-	rec145.scratch = scratch
+	rec140 := ocannlDecBackwardPart139Records.Get()
+	rec140.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec139, rec140, rec141, rec142, rec143, rec144, rec145)
+	region.RunSeq(8, rec135, rec136, rec137, rec138, rec139, rec140)
 	// The 8 partial sums, added in part order.
-	for j163 := range 64 {
-		acc98 := gNetBlock1LayerNorm1Gamma[j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[0][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[1][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[2][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[3][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[4][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[5][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[6][j163]
-		acc98 += rec139.gNetBlock1LayerNorm1GammaPartial[7][j163]
-		gNetBlock1LayerNorm1Gamma[j163] = acc98
+	for j159 := range 64 {
+		acc98 := gNetBlock1LayerNorm1Gamma[j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[0][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[1][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[2][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[3][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[4][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[5][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[6][j159]
+		acc98 += rec135.gNetBlock1LayerNorm1GammaPartial[7][j159]
+		gNetBlock1LayerNorm1Gamma[j159] = acc98
 	}
-	rec139.scratch = nil
+	rec135.scratch = nil
+	ocannlDecBackwardPart134Records.Put(rec135)
+	*rec136 = ocannlDecBackwardPart135{}
+	ocannlDecBackwardPart135Records.Put(rec136)
+	*rec137 = ocannlDecBackwardPart136{}
+	ocannlDecBackwardPart136Records.Put(rec137)
+	*rec138 = ocannlDecBackwardPart137{}
+	ocannlDecBackwardPart137Records.Put(rec138)
+	*rec139 = ocannlDecBackwardPart138{}
 	ocannlDecBackwardPart138Records.Put(rec139)
 	*rec140 = ocannlDecBackwardPart139{}
 	ocannlDecBackwardPart139Records.Put(rec140)
-	*rec141 = ocannlDecBackwardPart140{}
-	ocannlDecBackwardPart140Records.Put(rec141)
-	*rec142 = ocannlDecBackwardPart141{}
-	ocannlDecBackwardPart141Records.Put(rec142)
-	*rec143 = ocannlDecBackwardPart142{}
-	ocannlDecBackwardPart142Records.Put(rec143)
-	*rec144 = ocannlDecBackwardPart143{}
-	ocannlDecBackwardPart143Records.Put(rec144)
-	*rec145 = ocannlDecBackwardPart144{}
-	ocannlDecBackwardPart144Records.Put(rec145)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec146 := ocannlDecBackwardPart145Records.Get()
-	rec146.scratch = scratch
-	region.Run(rec146, 8)
-	*rec146 = ocannlDecBackwardPart145{}
-	ocannlDecBackwardPart145Records.Put(rec146)
+	rec141 := ocannlDecBackwardPart140Records.Get()
+	rec141.scratch = scratch
+	region.Run(rec141, 8)
+	*rec141 = ocannlDecBackwardPart140{}
+	ocannlDecBackwardPart140Records.Put(rec141)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -11069,25 +10994,25 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec147 := ocannlDecBackwardPart146Records.Get()
-	rec147.gNetPos = gNetPos
-	rec147.scratch = scratch
-	region.Run(rec147, 8)
-	*rec147 = ocannlDecBackwardPart146{}
-	ocannlDecBackwardPart146Records.Put(rec147)
+	rec142 := ocannlDecBackwardPart141Records.Get()
+	rec142.gNetPos = gNetPos
+	rec142.scratch = scratch
+	region.Run(rec142, 8)
+	*rec142 = ocannlDecBackwardPart141{}
+	ocannlDecBackwardPart141Records.Put(rec142)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetEmb = [2048]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec148 := ocannlDecBackwardPart147Records.Get()
-	rec148.gNetEmb = gNetEmb
-	rec148.tokens = tokens
-	rec148.scratch = scratch
-	region.Run(rec148, 8)
-	*rec148 = ocannlDecBackwardPart147{}
-	ocannlDecBackwardPart147Records.Put(rec148)
+	rec143 := ocannlDecBackwardPart142Records.Get()
+	rec143.gNetEmb = gNetEmb
+	rec143.tokens = tokens
+	rec143.scratch = scratch
+	region.Run(rec143, 8)
+	*rec143 = ocannlDecBackwardPart142{}
+	ocannlDecBackwardPart142Records.Put(rec143)
 }
 
 // ocannlDecBackwardScratch holds the local arrays of ocannlDecBackward too large for the stack. Their
@@ -11185,7 +11110,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_1_centered_grad       [8][16][64]float32
-	net_block_1_layer_norm_1_var_1_grad          [8][16][64]float32
 	net_block_1_layer_norm_1_var_2_grad          [8][16][1]float32
 	net_block_1_layer_norm_1_var_grad            [8][16][1]float32
 	net_block_1_masked_attention_1_x_1_grad      [8][16][64]float32
@@ -11205,7 +11129,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_1_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_2_centered_grad       [8][16][64]float32
-	net_block_1_layer_norm_2_var_1_grad          [8][16][64]float32
 	net_block_1_layer_norm_2_var_2_grad          [8][16][1]float32
 	net_block_1_layer_norm_2_var_grad            [8][16][1]float32
 	net_block_1_dense_1_x_1_grad                 [8][16][64]float32
@@ -11217,7 +11140,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_1_centered_grad       [8][16][64]float32
-	net_block_2_layer_norm_1_var_1_grad          [8][16][64]float32
 	net_block_2_layer_norm_1_var_2_grad          [8][16][1]float32
 	net_block_2_layer_norm_1_var_grad            [8][16][1]float32
 	net_block_2_masked_attention_1_x_1_grad      [8][16][64]float32
@@ -11237,7 +11159,6 @@ type ocannlDecBackwardScratch struct {
 	net_block_2_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_2_centered_grad       [8][16][64]float32
-	net_block_2_layer_norm_2_var_1_grad          [8][16][64]float32
 	net_block_2_layer_norm_2_var_2_grad          [8][16][1]float32
 	net_block_2_layer_norm_2_var_grad            [8][16][1]float32
 	net_block_2_dense_1_x_1_grad                 [8][16][64]float32
@@ -11249,7 +11170,6 @@ type ocannlDecBackwardScratch struct {
 	net_layer_norm_1_mean_1_grad                 [8][16][1]float32
 	net_layer_norm_1_mean_grad                   [8][16][1]float32
 	net_layer_norm_1_centered_grad               [8][16][64]float32
-	net_layer_norm_1_var_1_grad                  [8][16][64]float32
 	net_layer_norm_1_var_2_grad                  [8][16][1]float32
 	net_layer_norm_1_var_grad                    [8][16][1]float32
 	net_linear_1_x_1_grad                        [8][16][64]float32
@@ -13165,10 +13085,10 @@ func (r59 *ocannlDecBackwardPart50) Part(j56 int) {
 			for i1 := range 2 {
 				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+2*j56]
 				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+2*j56]
-				v3 := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
+				v := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
 				acc44 := scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0]
 				for i2 := range 64 {
-					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v3))
+					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
 				}
 				scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0] = acc44
 			}
@@ -13285,18 +13205,19 @@ type ocannlDecBackwardPart54 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r63 *ocannlDecBackwardPart54) Part(j61 int) {
 	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX512(&scratch.net_layer_norm_1_centered_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0], &scratch.net_layer_norm_1_centered[j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX2(&scratch.net_layer_norm_1_centered_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0], &scratch.net_layer_norm_1_centered[j61][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+j61][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+j61][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+j61][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+j61][i1]
 				for i2 := range 64 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -13315,19 +13236,19 @@ type ocannlDecBackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlDecBackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+j62][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+j62][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+j62][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+j62][i1]
+				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0+j62][i1][0]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+j62][i1]
 				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -13338,7 +13259,7 @@ func (r64 *ocannlDecBackwardPart55) Part(j62 int) {
 var ocannlDecBackwardPart55Records rt.Records[ocannlDecBackwardPart55]
 
 // ocannlDecBackwardPart56 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart56 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -13346,20 +13267,25 @@ type ocannlDecBackwardPart56 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r65 *ocannlDecBackwardPart56) Part(j63 int) {
 	scratch := r65.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j63][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j63][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j63][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j63][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+j63][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+j63][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+j63][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j63]
+				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j63][0]
 				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					acc47 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j63][0] = acc47
 			}
 		}
 	}
@@ -13369,66 +13295,30 @@ func (r65 *ocannlDecBackwardPart56) Part(j63 int) {
 var ocannlDecBackwardPart56Records rt.Records[ocannlDecBackwardPart56]
 
 // ocannlDecBackwardPart57 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart57 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r66 *ocannlDecBackwardPart57) Part(j64 int) {
-	scratch := r66.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j64]
-				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0]
-				for i2 := range 64 {
-					acc47 -= net_layer_norm_1_centered_gradRow4[i2]
-				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0] = acc47
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart57Records holds the free ocannlDecBackwardPart57 records.
-var ocannlDecBackwardPart57Records rt.Records[ocannlDecBackwardPart57]
-
-// ocannlDecBackwardPart58 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart58 struct {
+type ocannlDecBackwardPart57 struct {
 	scratch                   *ocannlDecBackwardScratch
 	gNetBlock2Linear1BPartial [8][64]float32
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
-	scratch, gNetBlock2Linear1BPartial := r67.scratch, &r67.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j65] = [64]float32{}
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r66 *ocannlDecBackwardPart57) Part(j64 int) {
+	scratch, gNetBlock2Linear1BPartial := r66.scratch, &r66.gNetBlock2Linear1BPartial
+	gNetBlock2Linear1BPartial[j64] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j64][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j64][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j65]
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j64]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1]
-				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+1]
-				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+2]
-				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+3]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1+1]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1+2]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1+3]
 				for i2 := range 64 {
 					acc48 := gNetBlock2Linear1BPartialRow[i2]
 					acc48 += net_layer_norm_1_centered_gradRow6[i2]
@@ -13442,33 +13332,79 @@ func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
 	}
 }
 
-// ocannlDecBackwardPart58Records holds the free ocannlDecBackwardPart58 records.
-var ocannlDecBackwardPart58Records rt.Records[ocannlDecBackwardPart58]
+// ocannlDecBackwardPart57Records holds the free ocannlDecBackwardPart57 records.
+var ocannlDecBackwardPart57Records rt.Records[ocannlDecBackwardPart57]
 
-// ocannlDecBackwardPart59 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart58 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart59 struct {
+type ocannlDecBackwardPart58 struct {
 	gNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 4).
-func (r68 *ocannlDecBackwardPart59) Part(j67 int) {
-	gNetBlock2Linear1W, scratch := r68.gNetBlock2Linear1W, r68.scratch
+// Part runs part j66 of the nest (0 <= j66 < 4).
+func (r67 *ocannlDecBackwardPart58) Part(j66 int) {
+	gNetBlock2Linear1W, scratch := r67.gNetBlock2Linear1W, r67.scratch
 	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock2Linear1W[32*j67], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j67])
+		ocannlGemm9AVX512(&gNetBlock2Linear1W[32*j66], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j66])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock2Linear1W[32*j67], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j67])
+		ocannlGemm9AVX2(&gNetBlock2Linear1W[32*j66], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j66])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
 				for i2 := range 64 {
 					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
-					gNetBlock2Linear1WRow := (*[32]float32)(gNetBlock2Linear1W[128*i2+32*j67 : 128*i2+32*j67+32])
+					gNetBlock2Linear1WRow := (*[32]float32)(gNetBlock2Linear1W[128*i2+32*j66 : 128*i2+32*j66+32])
 					for i3 := range 32 {
-						gNetBlock2Linear1WRow[i3] += net_layer_norm_1_centered_gradV * net_block_2_linear_1_xRow3[i3+32*j67]
+						gNetBlock2Linear1WRow[i3] += net_layer_norm_1_centered_gradV * net_block_2_linear_1_xRow3[i3+32*j66]
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart58Records holds the free ocannlDecBackwardPart58 records.
+var ocannlDecBackwardPart58Records rt.Records[ocannlDecBackwardPart58]
+
+// ocannlDecBackwardPart59 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 32 values of i3 (see rt.Pool).
+type ocannlDecBackwardPart59 struct {
+	pNetBlock2Linear1W *[8192]float32
+	scratch            *ocannlDecBackwardScratch
+}
+
+// Part runs part j67 of the nest (0 <= j67 < 4).
+func (r68 *ocannlDecBackwardPart59) Part(j67 int) {
+	pNetBlock2Linear1W, scratch := r68.pNetBlock2Linear1W, r68.scratch
+	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&scratch.net_block_2_linear_1_x_grad[0][0][32*j67], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock2Linear1W[32*j67])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&scratch.net_block_2_linear_1_x_grad[0][0][32*j67], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock2Linear1W[32*j67])
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetBlock2Linear1WRow2 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j67 : 128*i2+32*j67+32])
+					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					pNetBlock2Linear1WRow3 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j67+128 : 128*i2+32*j67+160])
+					net_layer_norm_1_centered_gradV3 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+1]
+					pNetBlock2Linear1WRow4 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j67+256 : 128*i2+32*j67+288])
+					net_layer_norm_1_centered_gradV4 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+2]
+					pNetBlock2Linear1WRow5 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j67+384 : 128*i2+32*j67+416])
+					net_layer_norm_1_centered_gradV5 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+3]
+					for i3 := range 32 {
+						acc50 := net_block_2_linear_1_x_gradRow[i3+32*j67]
+						acc50 += pNetBlock2Linear1WRow2[i3] * net_layer_norm_1_centered_gradV2
+						acc50 += pNetBlock2Linear1WRow3[i3] * net_layer_norm_1_centered_gradV3
+						acc50 += pNetBlock2Linear1WRow4[i3] * net_layer_norm_1_centered_gradV4
+						acc50 += pNetBlock2Linear1WRow5[i3] * net_layer_norm_1_centered_gradV5
+						net_block_2_linear_1_x_gradRow[i3+32*j67] = acc50
 					}
 				}
 			}
@@ -13479,77 +13415,31 @@ func (r68 *ocannlDecBackwardPart59) Part(j67 int) {
 // ocannlDecBackwardPart59Records holds the free ocannlDecBackwardPart59 records.
 var ocannlDecBackwardPart59Records rt.Records[ocannlDecBackwardPart59]
 
-// ocannlDecBackwardPart60 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 32 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart60 struct {
-	pNetBlock2Linear1W *[8192]float32
-	scratch            *ocannlDecBackwardScratch
-}
-
-// Part runs part j68 of the nest (0 <= j68 < 4).
-func (r69 *ocannlDecBackwardPart60) Part(j68 int) {
-	pNetBlock2Linear1W, scratch := r69.pNetBlock2Linear1W, r69.scratch
-	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_block_2_linear_1_x_grad[0][0][32*j68], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock2Linear1W[32*j68])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_block_2_linear_1_x_grad[0][0][32*j68], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock2Linear1W[32*j68])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetBlock2Linear1WRow2 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68 : 128*i2+32*j68+32])
-					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
-					pNetBlock2Linear1WRow3 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68+128 : 128*i2+32*j68+160])
-					net_layer_norm_1_centered_gradV3 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+1]
-					pNetBlock2Linear1WRow4 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68+256 : 128*i2+32*j68+288])
-					net_layer_norm_1_centered_gradV4 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+2]
-					pNetBlock2Linear1WRow5 := (*[32]float32)(pNetBlock2Linear1W[128*i2+32*j68+384 : 128*i2+32*j68+416])
-					net_layer_norm_1_centered_gradV5 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+3]
-					for i3 := range 32 {
-						acc50 := net_block_2_linear_1_x_gradRow[i3+32*j68]
-						acc50 += pNetBlock2Linear1WRow2[i3] * net_layer_norm_1_centered_gradV2
-						acc50 += pNetBlock2Linear1WRow3[i3] * net_layer_norm_1_centered_gradV3
-						acc50 += pNetBlock2Linear1WRow4[i3] * net_layer_norm_1_centered_gradV4
-						acc50 += pNetBlock2Linear1WRow5[i3] * net_layer_norm_1_centered_gradV5
-						net_block_2_linear_1_x_gradRow[i3+32*j68] = acc50
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart60Records holds the free ocannlDecBackwardPart60 records.
-var ocannlDecBackwardPart60Records rt.Records[ocannlDecBackwardPart60]
-
-// ocannlDecBackwardPart61 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart60 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart61 struct {
+type ocannlDecBackwardPart60 struct {
 	scratch                  *ocannlDecBackwardScratch
 	gNetBlock2Dense1BPartial [8][128]float32
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r72 *ocannlDecBackwardPart61) Part(j69 int) {
-	scratch, gNetBlock2Dense1BPartial := r72.scratch, &r72.gNetBlock2Dense1BPartial
-	gNetBlock2Dense1BPartial[j69] = [128]float32{}
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r71 *ocannlDecBackwardPart60) Part(j68 int) {
+	scratch, gNetBlock2Dense1BPartial := r71.scratch, &r71.gNetBlock2Dense1BPartial
+	gNetBlock2Dense1BPartial[j68] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
+		ocannlReduce14AVX512(&gNetBlock2Dense1BPartial[j68][0], &scratch.net_block_2_linear_1_x_2_grad[j68][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
+		ocannlReduce14AVX2(&gNetBlock2Dense1BPartial[j68][0], &scratch.net_block_2_linear_1_x_2_grad[j68][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j69]
+		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j68]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1]
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+2]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+3]
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j68][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j68][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j68][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j68][i1+3]
 				for i2 := range 128 {
 					acc51 := gNetBlock2Dense1BPartialRow[i2]
 					acc51 += net_block_2_linear_1_x_2_gradRow2[i2]
@@ -13563,31 +13453,31 @@ func (r72 *ocannlDecBackwardPart61) Part(j69 int) {
 	}
 }
 
-// ocannlDecBackwardPart61Records holds the free ocannlDecBackwardPart61 records.
-var ocannlDecBackwardPart61Records rt.Records[ocannlDecBackwardPart61]
+// ocannlDecBackwardPart60Records holds the free ocannlDecBackwardPart60 records.
+var ocannlDecBackwardPart60Records rt.Records[ocannlDecBackwardPart60]
 
-// ocannlDecBackwardPart62 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart61 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart62 struct {
+type ocannlDecBackwardPart61 struct {
 	gNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r73 *ocannlDecBackwardPart62) Part(j71 int) {
-	gNetBlock2Dense1W, scratch := r73.gNetBlock2Dense1W, r73.scratch
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r72 *ocannlDecBackwardPart61) Part(j70 int) {
+	gNetBlock2Dense1W, scratch := r72.gNetBlock2Dense1W, r72.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock2Dense1W[1024*j71], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j71], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm11AVX512(&gNetBlock2Dense1W[1024*j70], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j70], &scratch.net_block_2_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock2Dense1W[1024*j71], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j71], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm11AVX2(&gNetBlock2Dense1W[1024*j70], &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j70], &scratch.net_block_2_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_dense_1_xRow3 := &scratch.net_block_2_dense_1_x[i0][i1]
 				for i2 := range 16 {
-					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+16*j71]
-					gNetBlock2Dense1WRow := (*[64]float32)(gNetBlock2Dense1W[64*i2+1024*j71 : 64*i2+1024*j71+64])
+					net_block_2_linear_1_x_2_gradV := scratch.net_block_2_linear_1_x_2_grad[i0][i1][i2+16*j70]
+					gNetBlock2Dense1WRow := (*[64]float32)(gNetBlock2Dense1W[64*i2+1024*j70 : 64*i2+1024*j70+64])
 					for i3 := range 64 {
 						gNetBlock2Dense1WRow[i3] += net_block_2_linear_1_x_2_gradV * net_block_2_dense_1_xRow3[i3]
 					}
@@ -13597,38 +13487,38 @@ func (r73 *ocannlDecBackwardPart62) Part(j71 int) {
 	}
 }
 
-// ocannlDecBackwardPart62Records holds the free ocannlDecBackwardPart62 records.
-var ocannlDecBackwardPart62Records rt.Records[ocannlDecBackwardPart62]
+// ocannlDecBackwardPart61Records holds the free ocannlDecBackwardPart61 records.
+var ocannlDecBackwardPart61Records rt.Records[ocannlDecBackwardPart61]
 
-// ocannlDecBackwardPart63 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart62 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart63 struct {
+type ocannlDecBackwardPart62 struct {
 	pNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r74 *ocannlDecBackwardPart63) Part(j72 int) {
-	pNetBlock2Dense1W, scratch := r74.pNetBlock2Dense1W, r74.scratch
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r73 *ocannlDecBackwardPart62) Part(j71 int) {
+	pNetBlock2Dense1W, scratch := r73.pNetBlock2Dense1W, r73.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_block_2_dense_1_x_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0], &pNetBlock2Dense1W[0])
+		ocannlGemm12AVX512(&scratch.net_block_2_dense_1_x_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &pNetBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_block_2_dense_1_x_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0], &pNetBlock2Dense1W[0])
+		ocannlGemm12AVX2(&scratch.net_block_2_dense_1_x_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &pNetBlock2Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow := &scratch.net_block_2_dense_1_x_grad[i0+j72][i1]
+				net_block_2_dense_1_x_gradRow := &scratch.net_block_2_dense_1_x_grad[i0+j71][i1]
 				for i2 := 0; i2 < 128; i2 += 4 {
 					pNetBlock2Dense1WRow2 := (*[64]float32)(pNetBlock2Dense1W[64*i2 : 64*i2+64])
-					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2]
+					net_block_2_linear_1_x_2_gradV2 := scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1][i2]
 					pNetBlock2Dense1WRow3 := (*[64]float32)(pNetBlock2Dense1W[64*i2+64 : 64*i2+128])
-					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2+1]
+					net_block_2_linear_1_x_2_gradV3 := scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1][i2+1]
 					pNetBlock2Dense1WRow4 := (*[64]float32)(pNetBlock2Dense1W[64*i2+128 : 64*i2+192])
-					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2+2]
+					net_block_2_linear_1_x_2_gradV4 := scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1][i2+2]
 					pNetBlock2Dense1WRow5 := (*[64]float32)(pNetBlock2Dense1W[64*i2+192 : 64*i2+256])
-					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1][i2+3]
+					net_block_2_linear_1_x_2_gradV5 := scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1][i2+3]
 					for i3 := range 64 {
 						acc53 := net_block_2_dense_1_x_gradRow[i3]
 						acc53 += pNetBlock2Dense1WRow2[i3] * net_block_2_linear_1_x_2_gradV2
@@ -13643,34 +13533,34 @@ func (r74 *ocannlDecBackwardPart63) Part(j72 int) {
 	}
 }
 
-// ocannlDecBackwardPart63Records holds the free ocannlDecBackwardPart63 records.
-var ocannlDecBackwardPart63Records rt.Records[ocannlDecBackwardPart63]
+// ocannlDecBackwardPart62Records holds the free ocannlDecBackwardPart62 records.
+var ocannlDecBackwardPart62Records rt.Records[ocannlDecBackwardPart62]
 
-// ocannlDecBackwardPart64 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart63 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart64 struct {
+type ocannlDecBackwardPart63 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r75 *ocannlDecBackwardPart64) Part(j73 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r75.scratch, &r75.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j73] = [64]float32{}
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r74 *ocannlDecBackwardPart63) Part(j72 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r74.scratch, &r74.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j72] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j72][0], &scratch.net_block_2_dense_1_x_grad[j72][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j72][0], &scratch.net_block_2_dense_1_x_grad[j72][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j73]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j72]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1]
-				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+1]
-				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+2]
-				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+3]
+				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j72][i1]
+				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j72][i1+1]
+				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j72][i1+2]
+				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j72][i1+3]
 				for i2 := range 64 {
 					acc54 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc54 += net_block_2_dense_1_x_gradRow2[i2]
@@ -13684,11 +13574,42 @@ func (r75 *ocannlDecBackwardPart64) Part(j73 int) {
 	}
 }
 
+// ocannlDecBackwardPart63Records holds the free ocannlDecBackwardPart63 records.
+var ocannlDecBackwardPart63Records rt.Records[ocannlDecBackwardPart63]
+
+// ocannlDecBackwardPart64 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart64 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r75 *ocannlDecBackwardPart64) Part(j74 int) {
+	scratch := r75.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_block_2_dense_1_x_1_grad[j74][0][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0], &scratch.net_block_2_dense_1_x_3[j74][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_block_2_dense_1_x_1_grad[j74][0][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0], &scratch.net_block_2_dense_1_x_3[j74][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1]
+				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j74][i1][0]
+				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j74][i1]
+				for i2 := range 64 {
+					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart64Records holds the free ocannlDecBackwardPart64 records.
 var ocannlDecBackwardPart64Records rt.Records[ocannlDecBackwardPart64]
 
 // ocannlDecBackwardPart65 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart65 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -13696,20 +13617,27 @@ type ocannlDecBackwardPart65 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r76 *ocannlDecBackwardPart65) Part(j75 int) {
 	scratch := r76.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+		for i1 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j75][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j75][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j75][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j75][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j75][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j75][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j75][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j75][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1]
-				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j75][i1][0]
-				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j75][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j75]
+				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j75]
+				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j75][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j75][0]
+				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j75][0]
 				for i2 := range 64 {
-					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
 				}
+				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j75][0] = acc56
 			}
 		}
 	}
@@ -13719,72 +13647,34 @@ func (r76 *ocannlDecBackwardPart65) Part(j75 int) {
 var ocannlDecBackwardPart65Records rt.Records[ocannlDecBackwardPart65]
 
 // ocannlDecBackwardPart66 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart66 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r77 *ocannlDecBackwardPart66) Part(j76 int) {
-	scratch := r77.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j76]
-				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j76]
-				v4 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0]
-				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0]
-				for i2 := range 64 {
-					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v4))
-				}
-				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0] = acc56
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart66Records holds the free ocannlDecBackwardPart66 records.
-var ocannlDecBackwardPart66Records rt.Records[ocannlDecBackwardPart66]
-
-// ocannlDecBackwardPart67 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart67 struct {
+type ocannlDecBackwardPart66 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r78 *ocannlDecBackwardPart67) Part(j77 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r78.scratch, &r78.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j77] = [64]float32{}
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r77 *ocannlDecBackwardPart66) Part(j76 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r77.scratch, &r77.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j76] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j76][0], &scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_layer_norm_2_centered[j76][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j76][0], &scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_layer_norm_2_centered[j76][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j77]
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j76]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1]
-				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+1]
-				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+2]
-				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+3]
+				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j76][i1]
+				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j76][i1+1]
+				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j76][i1+2]
+				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j76][i1+3]
 				for i2 := range 64 {
 					acc57 := gNetBlock2LayerNorm2GammaPartialRow[i2]
 					acc57 += net_block_2_dense_1_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
@@ -13798,33 +13688,54 @@ func (r78 *ocannlDecBackwardPart67) Part(j77 int) {
 	}
 }
 
+// ocannlDecBackwardPart66Records holds the free ocannlDecBackwardPart66 records.
+var ocannlDecBackwardPart66Records rt.Records[ocannlDecBackwardPart66]
+
+// ocannlDecBackwardPart67 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart67 struct {
+	pNetBlock2LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r78 *ocannlDecBackwardPart67) Part(j78 int) {
+	pNetBlock2LayerNorm2Gamma, scratch := r78.pNetBlock2LayerNorm2Gamma, r78.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j78][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j78][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j78][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart67Records holds the free ocannlDecBackwardPart67 records.
 var ocannlDecBackwardPart67Records rt.Records[ocannlDecBackwardPart67]
 
 // ocannlDecBackwardPart68 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart68 struct {
-	pNetBlock2LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j79 of the nest (0 <= j79 < 8).
 func (r79 *ocannlDecBackwardPart68) Part(j79 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r79.pNetBlock2LayerNorm2Gamma, r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j79][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r79.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j79]
+		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j79]
+		for i1 := range 16 {
+			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -13841,11 +13752,21 @@ type ocannlDecBackwardPart69 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r80 *ocannlDecBackwardPart69) Part(j80 int) {
 	scratch := r80.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j80]
-		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j80]
-		for i1 := range 16 {
-			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j80][i1][0]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j80][i1]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j80][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_2_gradV * net_block_2_layer_norm_2_centeredRow8[i2]
+				}
+			}
 		}
 	}
 }
@@ -13862,18 +13783,19 @@ type ocannlDecBackwardPart70 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r81 *ocannlDecBackwardPart70) Part(j81 int) {
 	scratch := r81.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_centered[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_centered[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81][i1][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j81][i1]
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j81][i1]
+				net_block_2_layer_norm_2_var_2_gradV2 := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81][i1][0]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j81][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -13892,19 +13814,18 @@ type ocannlDecBackwardPart71 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r82 *ocannlDecBackwardPart71) Part(j82 int) {
 	scratch := r82.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j82][i1]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j82][i1]
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j82][i1]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+j82][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow10[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -13915,7 +13836,7 @@ func (r82 *ocannlDecBackwardPart71) Part(j82 int) {
 var ocannlDecBackwardPart71Records rt.Records[ocannlDecBackwardPart71]
 
 // ocannlDecBackwardPart72 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart72 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -13923,20 +13844,25 @@ type ocannlDecBackwardPart72 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r83 *ocannlDecBackwardPart72) Part(j83 int) {
 	scratch := r83.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j83][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j83][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j83][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j83][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j83][i1]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j83][i1]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j83][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j83]
+				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j83][0]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
+					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j83][0] = acc59
 			}
 		}
 	}
@@ -13945,27 +13871,33 @@ func (r83 *ocannlDecBackwardPart72) Part(j83 int) {
 // ocannlDecBackwardPart72Records holds the free ocannlDecBackwardPart72 records.
 var ocannlDecBackwardPart72Records rt.Records[ocannlDecBackwardPart72]
 
-// ocannlDecBackwardPart73 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBackwardPart73 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart73 struct {
-	scratch *ocannlDecBackwardScratch
+	gNetBlock2MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
+// Part runs part j84 of the nest (0 <= j84 < 4).
 func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
-	scratch := r84.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	gNetBlock2MaskedAttention1WO, scratch := r84.gNetBlock2MaskedAttention1WO, r84.scratch
+	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
+		ocannlGemm13AVX512(&gNetBlock2MaskedAttention1WO[16*j84], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j84][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0])
+		ocannlGemm13AVX2(&gNetBlock2MaskedAttention1WO[16*j84], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j84][0])
 	} else {
-		for i0 := range 1 {
+		for i0 := range 8 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
-				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+j84][i1]
 				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow10[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradV6 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j84]
+						gNetBlock2MaskedAttention1WORow := (*[16]float32)(gNetBlock2MaskedAttention1WO[64*i2+16*i3+16*j84 : 64*i2+16*i3+16*j84+16])
+						for i4 := range 16 {
+							gNetBlock2MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV6 * net_block_2_masked_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -13976,33 +13908,33 @@ func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
 var ocannlDecBackwardPart73Records rt.Records[ocannlDecBackwardPart73]
 
 // ocannlDecBackwardPart74 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart74 struct {
-	scratch *ocannlDecBackwardScratch
+	pNetBlock2MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r85 *ocannlDecBackwardPart74) Part(j85 int) {
-	scratch := r85.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	pNetBlock2MaskedAttention1WO, scratch := r85.pNetBlock2MaskedAttention1WO, r85.scratch
+	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
-		}
+		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[j85][0][0][0], &scratch.net_layer_norm_1_centered_grad[j85][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j85][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j85][0])
-		}
+		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[j85][0][0][0], &scratch.net_layer_norm_1_centered_grad[j85][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j85]
-				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j85][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
 				for i2 := range 64 {
-					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_1_centered_gradV7 := scratch.net_layer_norm_1_centered_grad[i0+j85][i1][i2]
+					for i3 := range 4 {
+						pNetBlock2MaskedAttention1WORow2 := (*[16]float32)(pNetBlock2MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j85][i1][i3]
+						for i4 := range 16 {
+							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV7
+						}
+					}
 				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j85][0] = acc59
 			}
 		}
 	}
@@ -14011,31 +13943,47 @@ func (r85 *ocannlDecBackwardPart74) Part(j85 int) {
 // ocannlDecBackwardPart74Records holds the free ocannlDecBackwardPart74 records.
 var ocannlDecBackwardPart74Records rt.Records[ocannlDecBackwardPart74]
 
-// ocannlDecBackwardPart75 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlDecBackwardPart75 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart75 struct {
-	gNetBlock2MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 4).
+// Part runs part j86 of the nest (0 <= j86 < 8).
 func (r86 *ocannlDecBackwardPart75) Part(j86 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r86.gNetBlock2MaskedAttention1WO, r86.scratch
-	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	scratch := r86.scratch
+	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock2MaskedAttention1WO[16*j86], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j86][0])
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j86][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j86][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j86][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock2MaskedAttention1WO[16*j86], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j86][0])
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j86][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j86][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j86][0][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 8 {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 1 {
+			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+j86]
 			for i1 := range 16 {
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradV6 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j86]
-						gNetBlock2MaskedAttention1WORow := (*[16]float32)(gNetBlock2MaskedAttention1WO[64*i2+16*i3+16*j86 : 64*i2+16*i3+16*j86+16])
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j86][i1][i2]
+					for i3 := 0; i3 < 16; i3 += 4 {
+						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j86][i1][i2][i3]
+						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j86][i1][i2][i3+1]
+						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j86][i1][i2][i3+2]
+						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j86][i1][i2][i3+3]
 						for i4 := range 16 {
-							gNetBlock2MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV6 * net_block_2_masked_attention_1_ctxRow3[i4]
+							acc60 := net_block_2_masked_attention_1_attn_gradRow[i4]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV2 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+1]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV3 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+2]
+							acc60 += net_block_2_masked_attention_1_ctx_gradV4 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+3]
+							net_block_2_masked_attention_1_attn_gradRow[i4] = acc60
 						}
 					}
 				}
@@ -14050,28 +13998,35 @@ var ocannlDecBackwardPart75Records rt.Records[ocannlDecBackwardPart75]
 // ocannlDecBackwardPart76 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart76 struct {
-	pNetBlock2MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r87 *ocannlDecBackwardPart76) Part(j87 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r87.pNetBlock2MaskedAttention1WO, r87.scratch
-	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r87.scratch
+	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[j87][0][0][0], &scratch.net_layer_norm_1_centered_grad[j87][0][0], &pNetBlock2MaskedAttention1WO[0])
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+j87][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j87][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j87][0][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[j87][0][0][0], &scratch.net_layer_norm_1_centered_grad[j87][0][0], &pNetBlock2MaskedAttention1WO[0])
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+j87][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j87][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j87][0][i2][0])
+			}
+		}
 	} else {
 		for i0 := range 1 {
+			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+j87]
 			for i1 := range 16 {
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradV7 := scratch.net_layer_norm_1_centered_grad[i0+j87][i1][i2]
-					for i3 := range 4 {
-						pNetBlock2MaskedAttention1WORow2 := (*[16]float32)(pNetBlock2MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j87][i1][i3]
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+j87][i1][i2]
+					for i3 := range 16 {
+						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j87][i1][i2][i3]
 						for i4 := range 16 {
-							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV7
+							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
 						}
 					}
 				}
@@ -14092,39 +14047,20 @@ type ocannlDecBackwardPart77 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r88 *ocannlDecBackwardPart77) Part(j88 int) {
 	scratch := r88.scratch
-	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j88][0][i2][0])
-			}
-		}
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j88][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j88][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j88][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j88][0][i2][0])
-			}
-		}
+		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j88][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j88][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j88][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
-			net_block_2_masked_attention_1_vRow5 := &scratch.net_block_2_masked_attention_1_v[i0+j88]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][i1][i2]
-					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_2_masked_attention_1_ctx_gradV := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3]
-						net_block_2_masked_attention_1_ctx_gradV2 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3+1]
-						net_block_2_masked_attention_1_ctx_gradV3 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3+2]
-						net_block_2_masked_attention_1_ctx_gradV4 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][i1][i2][i3+3]
-						for i4 := range 16 {
-							acc60 := net_block_2_masked_attention_1_attn_gradRow[i4]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV * net_block_2_masked_attention_1_vRow5[i4][i2][i3]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV2 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+1]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV3 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+2]
-							acc60 += net_block_2_masked_attention_1_ctx_gradV4 * net_block_2_masked_attention_1_vRow5[i4][i2][i3+3]
-							net_block_2_masked_attention_1_attn_gradRow[i4] = acc60
-						}
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j88][i1][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j88][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j88][i1][i2]
+					for i3 := range 16 {
+						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
 					}
 				}
 			}
@@ -14136,7 +14072,7 @@ func (r88 *ocannlDecBackwardPart77) Part(j88 int) {
 var ocannlDecBackwardPart77Records rt.Records[ocannlDecBackwardPart77]
 
 // ocannlDecBackwardPart78 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart78 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -14144,31 +14080,32 @@ type ocannlDecBackwardPart78 struct {
 // Part runs part j89 of the nest (0 <= j89 < 8).
 func (r89 *ocannlDecBackwardPart78) Part(j89 int) {
 	scratch := r89.scratch
-	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 1 {
+		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j89][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j89][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j89][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j89][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
+		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j89][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j89][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j89][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j89][i2][0])
 			}
 		}
 	} else {
-		for i0 := range 1 {
-			net_block_2_masked_attention_1_v_gradRow := &scratch.net_block_2_masked_attention_1_v_grad[i0+j89]
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attnRow2 := &scratch.net_block_2_masked_attention_1_attn[i0+j89][i1][i2]
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j89][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j89][i2]
+					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j89][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j89][i2][0]
+					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j89][i2][0]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_ctx_gradV5 := scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][i1][i2][i3]
-						for i4 := range 16 {
-							net_block_2_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_2_masked_attention_1_attnRow2[i4] * net_block_2_masked_attention_1_ctx_gradV5
-						}
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j89][i2][0] = acc61
 				}
 			}
 		}
@@ -14179,7 +14116,7 @@ func (r89 *ocannlDecBackwardPart78) Part(j89 int) {
 var ocannlDecBackwardPart78Records rt.Records[ocannlDecBackwardPart78]
 
 // ocannlDecBackwardPart79 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart79 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -14187,21 +14124,30 @@ type ocannlDecBackwardPart79 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r90 *ocannlDecBackwardPart79) Part(j90 int) {
 	scratch := r90.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j90][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j90][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j90][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j90][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j90][i1][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j90][i1][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j90][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j90][i2]
+					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j90][i2][0]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j90][i2][0] = acc62
 				}
 			}
 		}
@@ -14217,20 +14163,20 @@ type ocannlDecBackwardPart80 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r91 *ocannlDecBackwardPart80) Part(j91 int) {
-	scratch := r91.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r93 *ocannlDecBackwardPart80) Part(j94 int) {
+	scratch := r93.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
+				ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j94][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j91][i2][0])
+				ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j94][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -14238,14 +14184,21 @@ func (r91 *ocannlDecBackwardPart80) Part(j91 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j91][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j91][i2]
-					v5 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j91][i2][0]
-					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j91][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j94][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j94][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j94][i2][0]
 					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v5))
+						var r91 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r91 = 1
+						}
+						r92 := float32(16)
+						if r91 != 0 {
+							r92 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r92)
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j91][i2][0] = acc61
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j94][i2][0] = acc63
 				}
 			}
 		}
@@ -14256,118 +14209,25 @@ func (r91 *ocannlDecBackwardPart80) Part(j91 int) {
 var ocannlDecBackwardPart80Records rt.Records[ocannlDecBackwardPart80]
 
 // ocannlDecBackwardPart81 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart81 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r92 *ocannlDecBackwardPart81) Part(j92 int) {
-	scratch := r92.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j92][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j92][i2]
-					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j92][i2][0]
-					for i3 := range 16 {
-						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
-					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j92][i2][0] = acc62
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart81Records holds the free ocannlDecBackwardPart81 records.
-var ocannlDecBackwardPart81Records rt.Records[ocannlDecBackwardPart81]
-
-// ocannlDecBackwardPart82 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart82 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r95 *ocannlDecBackwardPart82) Part(j96 int) {
-	scratch := r95.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j96][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j96][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j96][i2][0]
-					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j96][i2][0]
-					for i3 := range 16 {
-						var r93 float32
-						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-							r93 = 1
-						}
-						r94 := float32(16)
-						if r93 != 0 {
-							r94 = scratch.ordinals_2[i3]
-						}
-						acc63 = min(acc63, r94)
-					}
-					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j96][i2][0] = acc63
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart82Records holds the free ocannlDecBackwardPart82 records.
-var ocannlDecBackwardPart82Records rt.Records[ocannlDecBackwardPart82]
-
-// ocannlDecBackwardPart83 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart83 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r99 *ocannlDecBackwardPart83) Part(j97 int) {
-	scratch := r99.scratch
+// Part runs part j95 of the nest (0 <= j95 < 8).
+func (r97 *ocannlDecBackwardPart81) Part(j95 int) {
+	scratch := r97.scratch
 	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j97][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_block_2_masked_attention_1_q_grad[i0+j95][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j95][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j95][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j97][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_block_2_masked_attention_1_q_grad[i0+j95][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j95][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j95][0][i2][0])
 			}
 		}
 	} else {
@@ -14375,16 +14235,16 @@ func (r99 *ocannlDecBackwardPart83) Part(j97 int) {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+j97][i1][i2]
+					net_block_2_masked_attention_1_q_gradRow := &scratch.net_block_2_masked_attention_1_q_grad[i0+j95][i1][i2]
 					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3]
-						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3][i2]
-						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3+1]
-						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3+1][i2]
-						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3+2]
-						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3+2][i2]
-						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][i1][i2][i3+3]
-						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+j97][i3+3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j95][i1][i2][i3]
+						net_block_2_masked_attention_1_kRow2 := &scratch.net_block_2_masked_attention_1_k[i0+j95][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV2 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j95][i1][i2][i3+1]
+						net_block_2_masked_attention_1_kRow3 := &scratch.net_block_2_masked_attention_1_k[i0+j95][i3+1][i2]
+						net_block_2_masked_attention_1_scores_1_gradV3 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j95][i1][i2][i3+2]
+						net_block_2_masked_attention_1_kRow4 := &scratch.net_block_2_masked_attention_1_k[i0+j95][i3+2][i2]
+						net_block_2_masked_attention_1_scores_1_gradV4 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j95][i1][i2][i3+3]
+						net_block_2_masked_attention_1_kRow5 := &scratch.net_block_2_masked_attention_1_k[i0+j95][i3+3][i2]
 						for i4 := range 16 {
 							acc64 := net_block_2_masked_attention_1_q_gradRow[i4]
 							acc64 += net_block_2_masked_attention_1_scores_1_gradV * net_block_2_masked_attention_1_kRow2[i4]
@@ -14400,39 +14260,39 @@ func (r99 *ocannlDecBackwardPart83) Part(j97 int) {
 	}
 }
 
-// ocannlDecBackwardPart83Records holds the free ocannlDecBackwardPart83 records.
-var ocannlDecBackwardPart83Records rt.Records[ocannlDecBackwardPart83]
+// ocannlDecBackwardPart81Records holds the free ocannlDecBackwardPart81 records.
+var ocannlDecBackwardPart81Records rt.Records[ocannlDecBackwardPart81]
 
-// ocannlDecBackwardPart84 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart82 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart84 struct {
+type ocannlDecBackwardPart82 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r100 *ocannlDecBackwardPart84) Part(j98 int) {
-	scratch := r100.scratch
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r98 *ocannlDecBackwardPart82) Part(j96 int) {
+	scratch := r98.scratch
 	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j98][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+j96][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j96][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j96][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j98][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+j96][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j96][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j96][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+j98][i1][i2]
+					net_block_2_masked_attention_1_qRow2 := &scratch.net_block_2_masked_attention_1_q[i0+j96][i1][i2]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][i1][i2][i3]
-						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+j98][i3][i2]
+						net_block_2_masked_attention_1_scores_1_gradV5 := scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j96][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradRow := &scratch.net_block_2_masked_attention_1_k_grad[i0+j96][i3][i2]
 						for i4 := range 16 {
 							net_block_2_masked_attention_1_k_gradRow[i4] += net_block_2_masked_attention_1_qRow2[i4] * net_block_2_masked_attention_1_scores_1_gradV5
 						}
@@ -14443,32 +14303,32 @@ func (r100 *ocannlDecBackwardPart84) Part(j98 int) {
 	}
 }
 
-// ocannlDecBackwardPart84Records holds the free ocannlDecBackwardPart84 records.
-var ocannlDecBackwardPart84Records rt.Records[ocannlDecBackwardPart84]
+// ocannlDecBackwardPart82Records holds the free ocannlDecBackwardPart82 records.
+var ocannlDecBackwardPart82Records rt.Records[ocannlDecBackwardPart82]
 
-// ocannlDecBackwardPart85 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart83 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart85 struct {
+type ocannlDecBackwardPart83 struct {
 	gNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 4).
-func (r101 *ocannlDecBackwardPart85) Part(j99 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r101.gNetBlock2MaskedAttention1WV, r101.scratch
+// Part runs part j97 of the nest (0 <= j97 < 4).
+func (r99 *ocannlDecBackwardPart83) Part(j97 int) {
+	gNetBlock2MaskedAttention1WV, scratch := r99.gNetBlock2MaskedAttention1WV, r99.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WV[1024*j99], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j99][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WV[1024*j97], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j97][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WV[1024*j99], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j99][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WV[1024*j97], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j97][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j99][i3]
-						gNetBlock2MaskedAttention1WVRow := (*[64]float32)(gNetBlock2MaskedAttention1WV[1024*i2+1024*j99+64*i3 : 1024*i2+1024*j99+64*i3+64])
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j97][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[64]float32)(gNetBlock2MaskedAttention1WV[1024*i2+1024*j97+64*i3 : 1024*i2+1024*j97+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
 						}
@@ -14479,39 +14339,39 @@ func (r101 *ocannlDecBackwardPart85) Part(j99 int) {
 	}
 }
 
-// ocannlDecBackwardPart85Records holds the free ocannlDecBackwardPart85 records.
-var ocannlDecBackwardPart85Records rt.Records[ocannlDecBackwardPart85]
+// ocannlDecBackwardPart83Records holds the free ocannlDecBackwardPart83 records.
+var ocannlDecBackwardPart83Records rt.Records[ocannlDecBackwardPart83]
 
-// ocannlDecBackwardPart86 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart84 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart86 struct {
+type ocannlDecBackwardPart84 struct {
 	pNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r102 *ocannlDecBackwardPart86) Part(j100 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r102.pNetBlock2MaskedAttention1WV, r102.scratch
+// Part runs part j98 of the nest (0 <= j98 < 8).
+func (r100 *ocannlDecBackwardPart84) Part(j98 int) {
+	pNetBlock2MaskedAttention1WV, scratch := r100.pNetBlock2MaskedAttention1WV, r100.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j100][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j100][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j98][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j98][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j100][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j100][0][0][0], &pNetBlock2MaskedAttention1WV[0])
+		ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j98][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j98][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+j100][i1]
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+j98][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+j98][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+j98][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+j98][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[64]float32)(pNetBlock2MaskedAttention1WV[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+j100][i1][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+j98][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc65 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc65 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -14527,32 +14387,32 @@ func (r102 *ocannlDecBackwardPart86) Part(j100 int) {
 	}
 }
 
-// ocannlDecBackwardPart86Records holds the free ocannlDecBackwardPart86 records.
-var ocannlDecBackwardPart86Records rt.Records[ocannlDecBackwardPart86]
+// ocannlDecBackwardPart84Records holds the free ocannlDecBackwardPart84 records.
+var ocannlDecBackwardPart84Records rt.Records[ocannlDecBackwardPart84]
 
-// ocannlDecBackwardPart87 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart85 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart87 struct {
+type ocannlDecBackwardPart85 struct {
 	gNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 4).
-func (r103 *ocannlDecBackwardPart87) Part(j101 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r103.gNetBlock2MaskedAttention1WK, r103.scratch
+// Part runs part j99 of the nest (0 <= j99 < 4).
+func (r101 *ocannlDecBackwardPart85) Part(j99 int) {
+	gNetBlock2MaskedAttention1WK, scratch := r101.gNetBlock2MaskedAttention1WK, r101.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WK[1024*j101], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j101][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WK[1024*j99], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j99][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WK[1024*j101], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j101][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WK[1024*j99], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j99][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j101][i3]
-						gNetBlock2MaskedAttention1WKRow := (*[64]float32)(gNetBlock2MaskedAttention1WK[1024*i2+1024*j101+64*i3 : 1024*i2+1024*j101+64*i3+64])
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j99][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[64]float32)(gNetBlock2MaskedAttention1WK[1024*i2+1024*j99+64*i3 : 1024*i2+1024*j99+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
 						}
@@ -14563,39 +14423,39 @@ func (r103 *ocannlDecBackwardPart87) Part(j101 int) {
 	}
 }
 
-// ocannlDecBackwardPart87Records holds the free ocannlDecBackwardPart87 records.
-var ocannlDecBackwardPart87Records rt.Records[ocannlDecBackwardPart87]
+// ocannlDecBackwardPart85Records holds the free ocannlDecBackwardPart85 records.
+var ocannlDecBackwardPart85Records rt.Records[ocannlDecBackwardPart85]
 
-// ocannlDecBackwardPart88 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart86 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart88 struct {
+type ocannlDecBackwardPart86 struct {
 	pNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 8).
-func (r104 *ocannlDecBackwardPart88) Part(j102 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r104.pNetBlock2MaskedAttention1WK, r104.scratch
+// Part runs part j100 of the nest (0 <= j100 < 8).
+func (r102 *ocannlDecBackwardPart86) Part(j100 int) {
+	pNetBlock2MaskedAttention1WK, scratch := r102.pNetBlock2MaskedAttention1WK, r102.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j102][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j100][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j100][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j102][0][0][0], &pNetBlock2MaskedAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j100][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j100][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j102][i1]
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j100][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+j100][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+j100][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+j100][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[64]float32)(pNetBlock2MaskedAttention1WK[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+j102][i1][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+j100][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc66 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc66 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -14611,32 +14471,32 @@ func (r104 *ocannlDecBackwardPart88) Part(j102 int) {
 	}
 }
 
-// ocannlDecBackwardPart88Records holds the free ocannlDecBackwardPart88 records.
-var ocannlDecBackwardPart88Records rt.Records[ocannlDecBackwardPart88]
+// ocannlDecBackwardPart86Records holds the free ocannlDecBackwardPart86 records.
+var ocannlDecBackwardPart86Records rt.Records[ocannlDecBackwardPart86]
 
-// ocannlDecBackwardPart89 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart87 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart89 struct {
+type ocannlDecBackwardPart87 struct {
 	gNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j103 of the nest (0 <= j103 < 4).
-func (r105 *ocannlDecBackwardPart89) Part(j103 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r105.gNetBlock2MaskedAttention1WQ, r105.scratch
+// Part runs part j101 of the nest (0 <= j101 < 4).
+func (r103 *ocannlDecBackwardPart87) Part(j101 int) {
+	gNetBlock2MaskedAttention1WQ, scratch := r103.gNetBlock2MaskedAttention1WQ, r103.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WQ[1024*j103], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j103][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WQ[1024*j101], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j101][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WQ[1024*j103], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j103][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WQ[1024*j101], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j101][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j103][i3]
-						gNetBlock2MaskedAttention1WQRow := (*[64]float32)(gNetBlock2MaskedAttention1WQ[1024*i2+1024*j103+64*i3 : 1024*i2+1024*j103+64*i3+64])
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j101][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[64]float32)(gNetBlock2MaskedAttention1WQ[1024*i2+1024*j101+64*i3 : 1024*i2+1024*j101+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
 						}
@@ -14647,39 +14507,39 @@ func (r105 *ocannlDecBackwardPart89) Part(j103 int) {
 	}
 }
 
-// ocannlDecBackwardPart89Records holds the free ocannlDecBackwardPart89 records.
-var ocannlDecBackwardPart89Records rt.Records[ocannlDecBackwardPart89]
+// ocannlDecBackwardPart87Records holds the free ocannlDecBackwardPart87 records.
+var ocannlDecBackwardPart87Records rt.Records[ocannlDecBackwardPart87]
 
-// ocannlDecBackwardPart90 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart88 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart90 struct {
+type ocannlDecBackwardPart88 struct {
 	pNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r106 *ocannlDecBackwardPart90) Part(j104 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r106.pNetBlock2MaskedAttention1WQ, r106.scratch
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r104 *ocannlDecBackwardPart88) Part(j102 int) {
+	pNetBlock2MaskedAttention1WQ, scratch := r104.pNetBlock2MaskedAttention1WQ, r104.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j104][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j104][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j102][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j104][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j104][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j102][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j102][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j104][i1]
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j102][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+j102][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+j102][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+j102][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[64]float32)(pNetBlock2MaskedAttention1WQ[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+j104][i1][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+j102][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc67 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc67 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -14695,34 +14555,34 @@ func (r106 *ocannlDecBackwardPart90) Part(j104 int) {
 	}
 }
 
-// ocannlDecBackwardPart90Records holds the free ocannlDecBackwardPart90 records.
-var ocannlDecBackwardPart90Records rt.Records[ocannlDecBackwardPart90]
+// ocannlDecBackwardPart88Records holds the free ocannlDecBackwardPart88 records.
+var ocannlDecBackwardPart88Records rt.Records[ocannlDecBackwardPart88]
 
-// ocannlDecBackwardPart91 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart89 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart91 struct {
+type ocannlDecBackwardPart89 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r107 *ocannlDecBackwardPart91) Part(j105 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r107.scratch, &r107.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j105] = [64]float32{}
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r105 *ocannlDecBackwardPart89) Part(j103 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r105.scratch, &r105.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j103] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j103][0], &scratch.net_block_2_masked_attention_1_x_grad[j103][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j105][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j103][0], &scratch.net_block_2_masked_attention_1_x_grad[j103][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j105]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j103]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1]
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1+1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1+2]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1+3]
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j103][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j103][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j103][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j103][i1+3]
 				for i2 := range 64 {
 					acc68 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc68 += net_block_2_masked_attention_1_x_gradRow4[i2]
@@ -14736,29 +14596,29 @@ func (r107 *ocannlDecBackwardPart91) Part(j105 int) {
 	}
 }
 
-// ocannlDecBackwardPart91Records holds the free ocannlDecBackwardPart91 records.
-var ocannlDecBackwardPart91Records rt.Records[ocannlDecBackwardPart91]
+// ocannlDecBackwardPart89Records holds the free ocannlDecBackwardPart89 records.
+var ocannlDecBackwardPart89Records rt.Records[ocannlDecBackwardPart89]
 
-// ocannlDecBackwardPart92 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart90 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart92 struct {
+type ocannlDecBackwardPart90 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r108 *ocannlDecBackwardPart92) Part(j107 int) {
-	scratch := r108.scratch
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r106 *ocannlDecBackwardPart90) Part(j105 int) {
+	scratch := r106.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
+		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_x_3[j105][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_x_3[j107][0][0])
+		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_x_3[j105][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j107][i1]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j107][i1][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j107][i1]
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j105][i1]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j105][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j105][i1]
 				for i2 := range 64 {
 					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
 				}
@@ -14767,76 +14627,76 @@ func (r108 *ocannlDecBackwardPart92) Part(j107 int) {
 	}
 }
 
-// ocannlDecBackwardPart92Records holds the free ocannlDecBackwardPart92 records.
-var ocannlDecBackwardPart92Records rt.Records[ocannlDecBackwardPart92]
+// ocannlDecBackwardPart90Records holds the free ocannlDecBackwardPart90 records.
+var ocannlDecBackwardPart90Records rt.Records[ocannlDecBackwardPart90]
 
-// ocannlDecBackwardPart93 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart91 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart93 struct {
+type ocannlDecBackwardPart91 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r109 *ocannlDecBackwardPart93) Part(j108 int) {
-	scratch := r109.scratch
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r107 *ocannlDecBackwardPart91) Part(j106 int) {
+	scratch := r107.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
+			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j106][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j106][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j106][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j106][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j108][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j108][0])
+			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j106][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j106][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j106][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j106][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j108]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j108]
-				v6 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j108][0]
-				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j108][0]
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j106]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j106]
+				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j106][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j106][0]
+				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j106][0]
 				for i2 := range 64 {
-					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v6))
+					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
 				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j108][0] = acc70
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j106][0] = acc70
 			}
 		}
 	}
 }
 
-// ocannlDecBackwardPart93Records holds the free ocannlDecBackwardPart93 records.
-var ocannlDecBackwardPart93Records rt.Records[ocannlDecBackwardPart93]
+// ocannlDecBackwardPart91Records holds the free ocannlDecBackwardPart91 records.
+var ocannlDecBackwardPart91Records rt.Records[ocannlDecBackwardPart91]
 
-// ocannlDecBackwardPart94 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart92 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart94 struct {
+type ocannlDecBackwardPart92 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock2LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r110 *ocannlDecBackwardPart94) Part(j109 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r110.scratch, &r110.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j109] = [64]float32{}
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r108 *ocannlDecBackwardPart92) Part(j107 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r108.scratch, &r108.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j107] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j107][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_layer_norm_1_centered[j107][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0], &scratch.net_block_2_layer_norm_1_centered[j109][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j107][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j107][0][0], &scratch.net_block_2_layer_norm_1_centered[j107][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j109]
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j107]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j109][i1+3]
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j107][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j107][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j107][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j107][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j107][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j107][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j107][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j107][i1+3]
 				for i2 := range 64 {
 					acc71 := gNetBlock2LayerNorm1GammaPartialRow[i2]
 					acc71 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
@@ -14850,31 +14710,83 @@ func (r110 *ocannlDecBackwardPart94) Part(j109 int) {
 	}
 }
 
+// ocannlDecBackwardPart92Records holds the free ocannlDecBackwardPart92 records.
+var ocannlDecBackwardPart92Records rt.Records[ocannlDecBackwardPart92]
+
+// ocannlDecBackwardPart93 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart93 struct {
+	pNetBlock2LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r109 *ocannlDecBackwardPart93) Part(j109 int) {
+	pNetBlock2LayerNorm1Gamma, scratch := r109.pNetBlock2LayerNorm1Gamma, r109.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j109][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j109][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j109][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j109][i1]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j109][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart93Records holds the free ocannlDecBackwardPart93 records.
+var ocannlDecBackwardPart93Records rt.Records[ocannlDecBackwardPart93]
+
+// ocannlDecBackwardPart94 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart94 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r110 *ocannlDecBackwardPart94) Part(j110 int) {
+	scratch := r110.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j110]
+		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j110]
+		for i1 := range 16 {
+			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
+		}
+	}
+}
+
 // ocannlDecBackwardPart94Records holds the free ocannlDecBackwardPart94 records.
 var ocannlDecBackwardPart94Records rt.Records[ocannlDecBackwardPart94]
 
 // ocannlDecBackwardPart95 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart95 struct {
-	pNetBlock2LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r111 *ocannlDecBackwardPart95) Part(j111 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r111.pNetBlock2LayerNorm1Gamma, r111.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r111.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j111][0][0], &scratch.net_block_2_layer_norm_1_centered[j111][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0])
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j111][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j111][0][0], &scratch.net_block_2_layer_norm_1_centered[j111][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j111][i1]
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j111][i1][0]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j111][i1]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j111][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_2_gradV * net_block_2_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -14893,11 +14805,21 @@ type ocannlDecBackwardPart96 struct {
 // Part runs part j112 of the nest (0 <= j112 < 8).
 func (r112 *ocannlDecBackwardPart96) Part(j112 int) {
 	scratch := r112.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j112]
-		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j112]
-		for i1 := range 16 {
-			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &scratch.net_block_2_layer_norm_1_centered[j112][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j112][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &scratch.net_block_2_layer_norm_1_centered[j112][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j112][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j112][i1]
+				net_block_2_layer_norm_1_var_2_gradV2 := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j112][i1][0]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j112][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_2_gradV2
+				}
+			}
 		}
 	}
 }
@@ -14914,18 +14836,18 @@ type ocannlDecBackwardPart97 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r113 *ocannlDecBackwardPart97) Part(j113 int) {
 	scratch := r113.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j113][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j113][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j113][i1][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j113][i1]
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j113][i1]
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0+j113][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow12[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -14936,7 +14858,7 @@ func (r113 *ocannlDecBackwardPart97) Part(j113 int) {
 var ocannlDecBackwardPart97Records rt.Records[ocannlDecBackwardPart97]
 
 // ocannlDecBackwardPart98 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart98 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -14944,20 +14866,25 @@ type ocannlDecBackwardPart98 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r114 *ocannlDecBackwardPart98) Part(j114 int) {
 	scratch := r114.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j114][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j114][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered[j114][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j114][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j114][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j114][i1]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j114][i1]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j114][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j114]
+				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j114][0]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j114][0] = acc73
 			}
 		}
 	}
@@ -14969,125 +14896,28 @@ var ocannlDecBackwardPart98Records rt.Records[ocannlDecBackwardPart98]
 // ocannlDecBackwardPart99 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart99 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j115 of the nest (0 <= j115 < 8).
-func (r115 *ocannlDecBackwardPart99) Part(j115 int) {
-	scratch := r115.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j115][i1]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j115][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart99Records holds the free ocannlDecBackwardPart99 records.
-var ocannlDecBackwardPart99Records rt.Records[ocannlDecBackwardPart99]
-
-// ocannlDecBackwardPart100 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart100 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r116 *ocannlDecBackwardPart100) Part(j116 int) {
-	scratch := r116.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j116][i1]
-				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0+j116][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow12[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart100Records holds the free ocannlDecBackwardPart100 records.
-var ocannlDecBackwardPart100Records rt.Records[ocannlDecBackwardPart100]
-
-// ocannlDecBackwardPart101 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart101 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j117 of the nest (0 <= j117 < 8).
-func (r117 *ocannlDecBackwardPart101) Part(j117 int) {
-	scratch := r117.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j117][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j117][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j117]
-				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j117][0]
-				for i2 := range 64 {
-					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j117][0] = acc73
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart101Records holds the free ocannlDecBackwardPart101 records.
-var ocannlDecBackwardPart101Records rt.Records[ocannlDecBackwardPart101]
-
-// ocannlDecBackwardPart102 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart102 struct {
 	scratch                   *ocannlDecBackwardScratch
 	gNetBlock1Linear1BPartial [8][64]float32
 }
 
-// Part runs part j118 of the nest (0 <= j118 < 8).
-func (r118 *ocannlDecBackwardPart102) Part(j118 int) {
-	scratch, gNetBlock1Linear1BPartial := r118.scratch, &r118.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j118] = [64]float32{}
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r115 *ocannlDecBackwardPart99) Part(j115 int) {
+	scratch, gNetBlock1Linear1BPartial := r115.scratch, &r115.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j115] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
+		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j115][0], &scratch.net_layer_norm_1_centered_grad[j115][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j118][0], &scratch.net_layer_norm_1_centered_grad[j118][0][0])
+		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j115][0], &scratch.net_layer_norm_1_centered_grad[j115][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j118]
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j115]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1]
-				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1+1]
-				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1+2]
-				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0+j118][i1+3]
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0+j115][i1]
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0+j115][i1+1]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+j115][i1+2]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0+j115][i1+3]
 				for i2 := range 64 {
 					acc74 := gNetBlock1Linear1BPartialRow[i2]
 					acc74 += net_layer_norm_1_centered_gradRow14[i2]
@@ -15101,33 +14931,33 @@ func (r118 *ocannlDecBackwardPart102) Part(j118 int) {
 	}
 }
 
-// ocannlDecBackwardPart102Records holds the free ocannlDecBackwardPart102 records.
-var ocannlDecBackwardPart102Records rt.Records[ocannlDecBackwardPart102]
+// ocannlDecBackwardPart99Records holds the free ocannlDecBackwardPart99 records.
+var ocannlDecBackwardPart99Records rt.Records[ocannlDecBackwardPart99]
 
-// ocannlDecBackwardPart103 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart100 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart103 struct {
+type ocannlDecBackwardPart100 struct {
 	gNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBackwardScratch
 }
 
-// Part runs part j120 of the nest (0 <= j120 < 4).
-func (r119 *ocannlDecBackwardPart103) Part(j120 int) {
-	gNetBlock1Linear1W, scratch := r119.gNetBlock1Linear1W, r119.scratch
+// Part runs part j117 of the nest (0 <= j117 < 4).
+func (r116 *ocannlDecBackwardPart100) Part(j117 int) {
+	gNetBlock1Linear1W, scratch := r116.gNetBlock1Linear1W, r116.scratch
 	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock1Linear1W[32*j120], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j120])
+		ocannlGemm9AVX512(&gNetBlock1Linear1W[32*j117], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j117])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock1Linear1W[32*j120], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j120])
+		ocannlGemm9AVX2(&gNetBlock1Linear1W[32*j117], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j117])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
 				for i2 := range 64 {
 					net_layer_norm_1_centered_gradV8 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
-					gNetBlock1Linear1WRow := (*[32]float32)(gNetBlock1Linear1W[128*i2+32*j120 : 128*i2+32*j120+32])
+					gNetBlock1Linear1WRow := (*[32]float32)(gNetBlock1Linear1W[128*i2+32*j117 : 128*i2+32*j117+32])
 					for i3 := range 32 {
-						gNetBlock1Linear1WRow[i3] += net_layer_norm_1_centered_gradV8 * net_block_1_linear_1_xRow3[i3+32*j120]
+						gNetBlock1Linear1WRow[i3] += net_layer_norm_1_centered_gradV8 * net_block_1_linear_1_xRow3[i3+32*j117]
 					}
 				}
 			}
@@ -15135,45 +14965,45 @@ func (r119 *ocannlDecBackwardPart103) Part(j120 int) {
 	}
 }
 
-// ocannlDecBackwardPart103Records holds the free ocannlDecBackwardPart103 records.
-var ocannlDecBackwardPart103Records rt.Records[ocannlDecBackwardPart103]
+// ocannlDecBackwardPart100Records holds the free ocannlDecBackwardPart100 records.
+var ocannlDecBackwardPart100Records rt.Records[ocannlDecBackwardPart100]
 
-// ocannlDecBackwardPart104 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart101 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart104 struct {
+type ocannlDecBackwardPart101 struct {
 	pNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBackwardScratch
 }
 
-// Part runs part j121 of the nest (0 <= j121 < 4).
-func (r120 *ocannlDecBackwardPart104) Part(j121 int) {
-	pNetBlock1Linear1W, scratch := r120.pNetBlock1Linear1W, r120.scratch
+// Part runs part j118 of the nest (0 <= j118 < 4).
+func (r117 *ocannlDecBackwardPart101) Part(j118 int) {
+	pNetBlock1Linear1W, scratch := r117.pNetBlock1Linear1W, r117.scratch
 	// float32 broadcast kernel M=128 N=32 K=64: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_block_1_linear_1_x_grad[0][0][32*j121], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock1Linear1W[32*j121])
+		ocannlGemm10AVX512(&scratch.net_block_1_linear_1_x_grad[0][0][32*j118], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock1Linear1W[32*j118])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_block_1_linear_1_x_grad[0][0][32*j121], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock1Linear1W[32*j121])
+		ocannlGemm10AVX2(&scratch.net_block_1_linear_1_x_grad[0][0][32*j118], &scratch.net_layer_norm_1_centered_grad[0][0][0], &pNetBlock1Linear1W[32*j118])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetBlock1Linear1WRow2 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121 : 128*i2+32*j121+32])
+					pNetBlock1Linear1WRow2 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j118 : 128*i2+32*j118+32])
 					net_layer_norm_1_centered_gradV9 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
-					pNetBlock1Linear1WRow3 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121+128 : 128*i2+32*j121+160])
+					pNetBlock1Linear1WRow3 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j118+128 : 128*i2+32*j118+160])
 					net_layer_norm_1_centered_gradV10 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+1]
-					pNetBlock1Linear1WRow4 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121+256 : 128*i2+32*j121+288])
+					pNetBlock1Linear1WRow4 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j118+256 : 128*i2+32*j118+288])
 					net_layer_norm_1_centered_gradV11 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+2]
-					pNetBlock1Linear1WRow5 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j121+384 : 128*i2+32*j121+416])
+					pNetBlock1Linear1WRow5 := (*[32]float32)(pNetBlock1Linear1W[128*i2+32*j118+384 : 128*i2+32*j118+416])
 					net_layer_norm_1_centered_gradV12 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+3]
 					for i3 := range 32 {
-						acc76 := net_block_1_linear_1_x_gradRow[i3+32*j121]
+						acc76 := net_block_1_linear_1_x_gradRow[i3+32*j118]
 						acc76 += pNetBlock1Linear1WRow2[i3] * net_layer_norm_1_centered_gradV9
 						acc76 += pNetBlock1Linear1WRow3[i3] * net_layer_norm_1_centered_gradV10
 						acc76 += pNetBlock1Linear1WRow4[i3] * net_layer_norm_1_centered_gradV11
 						acc76 += pNetBlock1Linear1WRow5[i3] * net_layer_norm_1_centered_gradV12
-						net_block_1_linear_1_x_gradRow[i3+32*j121] = acc76
+						net_block_1_linear_1_x_gradRow[i3+32*j118] = acc76
 					}
 				}
 			}
@@ -15181,34 +15011,34 @@ func (r120 *ocannlDecBackwardPart104) Part(j121 int) {
 	}
 }
 
-// ocannlDecBackwardPart104Records holds the free ocannlDecBackwardPart104 records.
-var ocannlDecBackwardPart104Records rt.Records[ocannlDecBackwardPart104]
+// ocannlDecBackwardPart101Records holds the free ocannlDecBackwardPart101 records.
+var ocannlDecBackwardPart101Records rt.Records[ocannlDecBackwardPart101]
 
-// ocannlDecBackwardPart105 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart102 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart105 struct {
+type ocannlDecBackwardPart102 struct {
 	scratch                  *ocannlDecBackwardScratch
 	gNetBlock1Dense1BPartial [8][128]float32
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 8).
-func (r123 *ocannlDecBackwardPart105) Part(j122 int) {
-	scratch, gNetBlock1Dense1BPartial := r123.scratch, &r123.gNetBlock1Dense1BPartial
-	gNetBlock1Dense1BPartial[j122] = [128]float32{}
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r120 *ocannlDecBackwardPart102) Part(j119 int) {
+	scratch, gNetBlock1Dense1BPartial := r120.scratch, &r120.gNetBlock1Dense1BPartial
+	gNetBlock1Dense1BPartial[j119] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
+		ocannlReduce14AVX512(&gNetBlock1Dense1BPartial[j119][0], &scratch.net_block_1_linear_1_x_2_grad[j119][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock1Dense1BPartial[j122][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0])
+		ocannlReduce14AVX2(&gNetBlock1Dense1BPartial[j119][0], &scratch.net_block_1_linear_1_x_2_grad[j119][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j122]
+		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j119]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1]
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1+1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1+2]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1+3]
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j119][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j119][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j119][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j119][i1+3]
 				for i2 := range 128 {
 					acc77 := gNetBlock1Dense1BPartialRow[i2]
 					acc77 += net_block_1_linear_1_x_2_gradRow2[i2]
@@ -15222,31 +15052,31 @@ func (r123 *ocannlDecBackwardPart105) Part(j122 int) {
 	}
 }
 
-// ocannlDecBackwardPart105Records holds the free ocannlDecBackwardPart105 records.
-var ocannlDecBackwardPart105Records rt.Records[ocannlDecBackwardPart105]
+// ocannlDecBackwardPart102Records holds the free ocannlDecBackwardPart102 records.
+var ocannlDecBackwardPart102Records rt.Records[ocannlDecBackwardPart102]
 
-// ocannlDecBackwardPart106 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart103 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart106 struct {
+type ocannlDecBackwardPart103 struct {
 	gNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r124 *ocannlDecBackwardPart106) Part(j124 int) {
-	gNetBlock1Dense1W, scratch := r124.gNetBlock1Dense1W, r124.scratch
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r121 *ocannlDecBackwardPart103) Part(j121 int) {
+	gNetBlock1Dense1W, scratch := r121.gNetBlock1Dense1W, r121.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock1Dense1W[1024*j124], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j124], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm11AVX512(&gNetBlock1Dense1W[1024*j121], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j121], &scratch.net_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock1Dense1W[1024*j124], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j124], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm11AVX2(&gNetBlock1Dense1W[1024*j121], &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j121], &scratch.net_block_1_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_dense_1_xRow3 := &scratch.net_block_1_dense_1_x[i0][i1]
 				for i2 := range 16 {
-					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+16*j124]
-					gNetBlock1Dense1WRow := (*[64]float32)(gNetBlock1Dense1W[64*i2+1024*j124 : 64*i2+1024*j124+64])
+					net_block_1_linear_1_x_2_gradV := scratch.net_block_1_linear_1_x_2_grad[i0][i1][i2+16*j121]
+					gNetBlock1Dense1WRow := (*[64]float32)(gNetBlock1Dense1W[64*i2+1024*j121 : 64*i2+1024*j121+64])
 					for i3 := range 64 {
 						gNetBlock1Dense1WRow[i3] += net_block_1_linear_1_x_2_gradV * net_block_1_dense_1_xRow3[i3]
 					}
@@ -15256,38 +15086,38 @@ func (r124 *ocannlDecBackwardPart106) Part(j124 int) {
 	}
 }
 
-// ocannlDecBackwardPart106Records holds the free ocannlDecBackwardPart106 records.
-var ocannlDecBackwardPart106Records rt.Records[ocannlDecBackwardPart106]
+// ocannlDecBackwardPart103Records holds the free ocannlDecBackwardPart103 records.
+var ocannlDecBackwardPart103Records rt.Records[ocannlDecBackwardPart103]
 
-// ocannlDecBackwardPart107 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart104 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart107 struct {
+type ocannlDecBackwardPart104 struct {
 	pNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBackwardScratch
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r125 *ocannlDecBackwardPart107) Part(j125 int) {
-	pNetBlock1Dense1W, scratch := r125.pNetBlock1Dense1W, r125.scratch
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r122 *ocannlDecBackwardPart104) Part(j122 int) {
+	pNetBlock1Dense1W, scratch := r122.pNetBlock1Dense1W, r122.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_block_1_dense_1_x_grad[j125][0][0], &scratch.net_block_1_linear_1_x_2_grad[j125][0][0], &pNetBlock1Dense1W[0])
+		ocannlGemm12AVX512(&scratch.net_block_1_dense_1_x_grad[j122][0][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0], &pNetBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_block_1_dense_1_x_grad[j125][0][0], &scratch.net_block_1_linear_1_x_2_grad[j125][0][0], &pNetBlock1Dense1W[0])
+		ocannlGemm12AVX2(&scratch.net_block_1_dense_1_x_grad[j122][0][0], &scratch.net_block_1_linear_1_x_2_grad[j122][0][0], &pNetBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1]
+				net_block_1_dense_1_x_gradRow := &scratch.net_block_1_dense_1_x_grad[i0+j122][i1]
 				for i2 := 0; i2 < 128; i2 += 4 {
 					pNetBlock1Dense1WRow2 := (*[64]float32)(pNetBlock1Dense1W[64*i2 : 64*i2+64])
-					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2]
+					net_block_1_linear_1_x_2_gradV2 := scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1][i2]
 					pNetBlock1Dense1WRow3 := (*[64]float32)(pNetBlock1Dense1W[64*i2+64 : 64*i2+128])
-					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2+1]
+					net_block_1_linear_1_x_2_gradV3 := scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1][i2+1]
 					pNetBlock1Dense1WRow4 := (*[64]float32)(pNetBlock1Dense1W[64*i2+128 : 64*i2+192])
-					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2+2]
+					net_block_1_linear_1_x_2_gradV4 := scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1][i2+2]
 					pNetBlock1Dense1WRow5 := (*[64]float32)(pNetBlock1Dense1W[64*i2+192 : 64*i2+256])
-					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+j125][i1][i2+3]
+					net_block_1_linear_1_x_2_gradV5 := scratch.net_block_1_linear_1_x_2_grad[i0+j122][i1][i2+3]
 					for i3 := range 64 {
 						acc79 := net_block_1_dense_1_x_gradRow[i3]
 						acc79 += pNetBlock1Dense1WRow2[i3] * net_block_1_linear_1_x_2_gradV2
@@ -15302,34 +15132,34 @@ func (r125 *ocannlDecBackwardPart107) Part(j125 int) {
 	}
 }
 
-// ocannlDecBackwardPart107Records holds the free ocannlDecBackwardPart107 records.
-var ocannlDecBackwardPart107Records rt.Records[ocannlDecBackwardPart107]
+// ocannlDecBackwardPart104Records holds the free ocannlDecBackwardPart104 records.
+var ocannlDecBackwardPart104Records rt.Records[ocannlDecBackwardPart104]
 
-// ocannlDecBackwardPart108 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart105 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart108 struct {
+type ocannlDecBackwardPart105 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r126 *ocannlDecBackwardPart108) Part(j126 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r126.scratch, &r126.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j126] = [64]float32{}
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r123 *ocannlDecBackwardPart105) Part(j123 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r123.scratch, &r123.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j123] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j123][0], &scratch.net_block_1_dense_1_x_grad[j123][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j126][0], &scratch.net_block_1_dense_1_x_grad[j126][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j123][0], &scratch.net_block_1_dense_1_x_grad[j123][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j126]
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j123]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1]
-				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1+1]
-				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1+2]
-				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j126][i1+3]
+				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j123][i1]
+				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j123][i1+1]
+				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j123][i1+2]
+				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j123][i1+3]
 				for i2 := range 64 {
 					acc80 := gNetBlock1LayerNorm2BetaPartialRow[i2]
 					acc80 += net_block_1_dense_1_x_gradRow2[i2]
@@ -15343,29 +15173,29 @@ func (r126 *ocannlDecBackwardPart108) Part(j126 int) {
 	}
 }
 
-// ocannlDecBackwardPart108Records holds the free ocannlDecBackwardPart108 records.
-var ocannlDecBackwardPart108Records rt.Records[ocannlDecBackwardPart108]
+// ocannlDecBackwardPart105Records holds the free ocannlDecBackwardPart105 records.
+var ocannlDecBackwardPart105Records rt.Records[ocannlDecBackwardPart105]
 
-// ocannlDecBackwardPart109 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart106 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart109 struct {
+type ocannlDecBackwardPart106 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r127 *ocannlDecBackwardPart109) Part(j128 int) {
-	scratch := r127.scratch
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r124 *ocannlDecBackwardPart106) Part(j125 int) {
+	scratch := r124.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
+		ocannlMap18AVX512(&scratch.net_block_1_dense_1_x_1_grad[j125][0][0], &scratch.net_block_1_dense_1_x_grad[j125][0][0], &scratch.net_block_1_dense_1_x_3[j125][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_1_dense_1_x_1_grad[j128][0][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0], &scratch.net_block_1_dense_1_x_3[j128][0][0])
+		ocannlMap18AVX2(&scratch.net_block_1_dense_1_x_1_grad[j125][0][0], &scratch.net_block_1_dense_1_x_grad[j125][0][0], &scratch.net_block_1_dense_1_x_3[j125][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1]
-				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j128][i1][0]
-				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j128][i1]
+				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1]
+				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j125][i1][0]
+				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j125][i1]
 				for i2 := range 64 {
 					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_gradRow6[i2] / net_block_1_dense_1_x_3V2
 				}
@@ -15374,76 +15204,76 @@ func (r127 *ocannlDecBackwardPart109) Part(j128 int) {
 	}
 }
 
-// ocannlDecBackwardPart109Records holds the free ocannlDecBackwardPart109 records.
-var ocannlDecBackwardPart109Records rt.Records[ocannlDecBackwardPart109]
+// ocannlDecBackwardPart106Records holds the free ocannlDecBackwardPart106 records.
+var ocannlDecBackwardPart106Records rt.Records[ocannlDecBackwardPart106]
 
-// ocannlDecBackwardPart110 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart107 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart110 struct {
+type ocannlDecBackwardPart107 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r128 *ocannlDecBackwardPart110) Part(j129 int) {
-	scratch := r128.scratch
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r125 *ocannlDecBackwardPart107) Part(j126 int) {
+	scratch := r125.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
+			ocannlReduce11AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j126][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j126][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j126][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j126][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j129][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j129][0])
+			ocannlReduce11AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j126][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j126][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j126][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j126][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j129]
-				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j129]
-				v7 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j129][0]
-				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j129][0]
+				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j126]
+				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j126]
+				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j126][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j126][0]
+				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j126][0]
 				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v7))
+					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
 				}
-				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j129][0] = acc82
+				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j126][0] = acc82
 			}
 		}
 	}
 }
 
-// ocannlDecBackwardPart110Records holds the free ocannlDecBackwardPart110 records.
-var ocannlDecBackwardPart110Records rt.Records[ocannlDecBackwardPart110]
+// ocannlDecBackwardPart107Records holds the free ocannlDecBackwardPart107 records.
+var ocannlDecBackwardPart107Records rt.Records[ocannlDecBackwardPart107]
 
-// ocannlDecBackwardPart111 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart108 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart111 struct {
+type ocannlDecBackwardPart108 struct {
 	scratch                          *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r129 *ocannlDecBackwardPart111) Part(j130 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r129.scratch, &r129.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j130] = [64]float32{}
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r126 *ocannlDecBackwardPart108) Part(j127 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r126.scratch, &r126.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j127] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j127][0], &scratch.net_block_1_dense_1_x_1_grad[j127][0][0], &scratch.net_block_1_layer_norm_2_centered[j127][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j130][0], &scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_layer_norm_2_centered[j130][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j127][0], &scratch.net_block_1_dense_1_x_1_grad[j127][0][0], &scratch.net_block_1_layer_norm_2_centered[j127][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j130]
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j127]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1]
-				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1+1]
-				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1+2]
-				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j130][i1+3]
+				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j127][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j127][i1]
+				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j127][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j127][i1+1]
+				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j127][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j127][i1+2]
+				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j127][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j127][i1+3]
 				for i2 := range 64 {
 					acc83 := gNetBlock1LayerNorm2GammaPartialRow[i2]
 					acc83 += net_block_1_dense_1_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
@@ -15457,31 +15287,114 @@ func (r129 *ocannlDecBackwardPart111) Part(j130 int) {
 	}
 }
 
+// ocannlDecBackwardPart108Records holds the free ocannlDecBackwardPart108 records.
+var ocannlDecBackwardPart108Records rt.Records[ocannlDecBackwardPart108]
+
+// ocannlDecBackwardPart109 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart109 struct {
+	pNetBlock1LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r127 *ocannlDecBackwardPart109) Part(j129 int) {
+	pNetBlock1LayerNorm2Gamma, scratch := r127.pNetBlock1LayerNorm2Gamma, r127.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j129][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j129][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j129][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j129][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j129][i1]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j129][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart109Records holds the free ocannlDecBackwardPart109 records.
+var ocannlDecBackwardPart109Records rt.Records[ocannlDecBackwardPart109]
+
+// ocannlDecBackwardPart110 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart110 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r128 *ocannlDecBackwardPart110) Part(j130 int) {
+	scratch := r128.scratch
+	for i0 := range 1 {
+		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j130]
+		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j130]
+		for i1 := range 16 {
+			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
+		}
+	}
+}
+
+// ocannlDecBackwardPart110Records holds the free ocannlDecBackwardPart110 records.
+var ocannlDecBackwardPart110Records rt.Records[ocannlDecBackwardPart110]
+
+// ocannlDecBackwardPart111 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart111 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j131 of the nest (0 <= j131 < 8).
+func (r129 *ocannlDecBackwardPart111) Part(j131 int) {
+	scratch := r129.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j131][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j131][0][0], &scratch.net_block_1_layer_norm_2_centered[j131][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j131][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j131][0][0], &scratch.net_block_1_layer_norm_2_centered[j131][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j131][i1][0]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j131][i1]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j131][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_2_gradV * net_block_1_layer_norm_2_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBackwardPart111Records holds the free ocannlDecBackwardPart111 records.
 var ocannlDecBackwardPart111Records rt.Records[ocannlDecBackwardPart111]
 
 // ocannlDecBackwardPart112 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart112 struct {
-	pNetBlock1LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j132 of the nest (0 <= j132 < 8).
 func (r130 *ocannlDecBackwardPart112) Part(j132 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r130.pNetBlock1LayerNorm2Gamma, r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r130.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j132][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j132][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j132][i1]
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1]
+				net_block_1_layer_norm_2_var_2_gradV2 := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j132][i1][0]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j132][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -15500,11 +15413,20 @@ type ocannlDecBackwardPart113 struct {
 // Part runs part j133 of the nest (0 <= j133 < 8).
 func (r131 *ocannlDecBackwardPart113) Part(j133 int) {
 	scratch := r131.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j133]
-		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j133]
-		for i1 := range 16 {
-			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j133][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j133][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j133][i1]
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0+j133][i1]
+				for i2 := range 64 {
+					net_layer_norm_1_centered_gradRow18[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
+				}
+			}
 		}
 	}
 }
@@ -15513,7 +15435,7 @@ func (r131 *ocannlDecBackwardPart113) Part(j133 int) {
 var ocannlDecBackwardPart113Records rt.Records[ocannlDecBackwardPart113]
 
 // ocannlDecBackwardPart114 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart114 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -15521,19 +15443,25 @@ type ocannlDecBackwardPart114 struct {
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r132 *ocannlDecBackwardPart114) Part(j134 int) {
 	scratch := r132.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j134][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j134][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j134][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j134][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j134][i1][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j134][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j134]
+				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j134][0]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j134][0] = acc85
 			}
 		}
 	}
@@ -15542,28 +15470,33 @@ func (r132 *ocannlDecBackwardPart114) Part(j134 int) {
 // ocannlDecBackwardPart114Records holds the free ocannlDecBackwardPart114 records.
 var ocannlDecBackwardPart114Records rt.Records[ocannlDecBackwardPart114]
 
-// ocannlDecBackwardPart115 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBackwardPart115 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlDecBackwardPart115 struct {
-	scratch *ocannlDecBackwardScratch
+	gNetBlock1MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
+// Part runs part j135 of the nest (0 <= j135 < 4).
 func (r133 *ocannlDecBackwardPart115) Part(j135 int) {
-	scratch := r133.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	gNetBlock1MaskedAttention1WO, scratch := r133.gNetBlock1MaskedAttention1WO, r133.scratch
+	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlGemm13AVX512(&gNetBlock1MaskedAttention1WO[16*j135], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j135][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlGemm13AVX2(&gNetBlock1MaskedAttention1WO[16*j135], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j135][0])
 	} else {
-		for i0 := range 1 {
+		for i0 := range 8 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j135][i1]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j135][i1]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j135][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_1_centered_gradV13 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j135]
+						gNetBlock1MaskedAttention1WORow := (*[16]float32)(gNetBlock1MaskedAttention1WO[64*i2+16*i3+16*j135 : 64*i2+16*i3+16*j135+16])
+						for i4 := range 16 {
+							gNetBlock1MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV13 * net_block_1_masked_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -15576,25 +15509,30 @@ var ocannlDecBackwardPart115Records rt.Records[ocannlDecBackwardPart115]
 // ocannlDecBackwardPart116 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart116 struct {
-	scratch *ocannlDecBackwardScratch
+	pNetBlock1MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBackwardScratch
 }
 
 // Part runs part j136 of the nest (0 <= j136 < 8).
 func (r134 *ocannlDecBackwardPart116) Part(j136 int) {
-	scratch := r134.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	pNetBlock1MaskedAttention1WO, scratch := r134.pNetBlock1MaskedAttention1WO, r134.scratch
+	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
+		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[j136][0][0][0], &scratch.net_layer_norm_1_centered_grad[j136][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_centered[j136][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0])
+		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[j136][0][0][0], &scratch.net_layer_norm_1_centered_grad[j136][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j136][i1]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j136][i1]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j136][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradV14 := scratch.net_layer_norm_1_centered_grad[i0+j136][i1][i2]
+					for i3 := range 4 {
+						pNetBlock1MaskedAttention1WORow2 := (*[16]float32)(pNetBlock1MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j136][i1][i3]
+						for i4 := range 16 {
+							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV14
+						}
+					}
 				}
 			}
 		}
@@ -15613,169 +15551,31 @@ type ocannlDecBackwardPart117 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlDecBackwardPart117) Part(j137 int) {
 	scratch := r135.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j137][i1]
-				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0+j137][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow18[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart117Records holds the free ocannlDecBackwardPart117 records.
-var ocannlDecBackwardPart117Records rt.Records[ocannlDecBackwardPart117]
-
-// ocannlDecBackwardPart118 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart118 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j138 of the nest (0 <= j138 < 8).
-func (r136 *ocannlDecBackwardPart118) Part(j138 int) {
-	scratch := r136.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j138][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j138][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j138]
-				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j138][0]
-				for i2 := range 64 {
-					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j138][0] = acc85
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart118Records holds the free ocannlDecBackwardPart118 records.
-var ocannlDecBackwardPart118Records rt.Records[ocannlDecBackwardPart118]
-
-// ocannlDecBackwardPart119 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
-type ocannlDecBackwardPart119 struct {
-	gNetBlock1MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
-}
-
-// Part runs part j139 of the nest (0 <= j139 < 4).
-func (r137 *ocannlDecBackwardPart119) Part(j139 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r137.gNetBlock1MaskedAttention1WO, r137.scratch
-	// float32 broadcast kernel M=64 N=16 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock1MaskedAttention1WO[16*j139], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j139][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock1MaskedAttention1WO[16*j139], &scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j139][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradV13 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2]
-					for i3 := range 1 {
-						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j139]
-						gNetBlock1MaskedAttention1WORow := (*[16]float32)(gNetBlock1MaskedAttention1WO[64*i2+16*i3+16*j139 : 64*i2+16*i3+16*j139+16])
-						for i4 := range 16 {
-							gNetBlock1MaskedAttention1WORow[i4] += net_layer_norm_1_centered_gradV13 * net_block_1_masked_attention_1_ctxRow3[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart119Records holds the free ocannlDecBackwardPart119 records.
-var ocannlDecBackwardPart119Records rt.Records[ocannlDecBackwardPart119]
-
-// ocannlDecBackwardPart120 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart120 struct {
-	pNetBlock1MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBackwardScratch
-}
-
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r138 *ocannlDecBackwardPart120) Part(j140 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r138.pNetBlock1MaskedAttention1WO, r138.scratch
-	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[j140][0][0][0], &scratch.net_layer_norm_1_centered_grad[j140][0][0], &pNetBlock1MaskedAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[j140][0][0][0], &scratch.net_layer_norm_1_centered_grad[j140][0][0], &pNetBlock1MaskedAttention1WO[0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradV14 := scratch.net_layer_norm_1_centered_grad[i0+j140][i1][i2]
-					for i3 := range 4 {
-						pNetBlock1MaskedAttention1WORow2 := (*[16]float32)(pNetBlock1MaskedAttention1WO[64*i2+16*i3 : 64*i2+16*i3+16])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j140][i1][i3]
-						for i4 := range 16 {
-							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_layer_norm_1_centered_gradV14
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart120Records holds the free ocannlDecBackwardPart120 records.
-var ocannlDecBackwardPart120Records rt.Records[ocannlDecBackwardPart120]
-
-// ocannlDecBackwardPart121 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart121 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j141 of the nest (0 <= j141 < 8).
-func (r139 *ocannlDecBackwardPart121) Part(j141 int) {
-	scratch := r139.scratch
 	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j141][0][i2][0])
+				ocannlGemm2AVX512(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j137][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j137][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j137][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j141][0][i2][0])
+				ocannlGemm2AVX2(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j137][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j137][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j137][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
-			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+j141]
+			net_block_1_masked_attention_1_vRow5 := &scratch.net_block_1_masked_attention_1_v[i0+j137]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j137][i1][i2]
 					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3]
-						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3+1]
-						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3+2]
-						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j141][i1][i2][i3+3]
+						net_block_1_masked_attention_1_ctx_gradV := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j137][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV2 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j137][i1][i2][i3+1]
+						net_block_1_masked_attention_1_ctx_gradV3 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j137][i1][i2][i3+2]
+						net_block_1_masked_attention_1_ctx_gradV4 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j137][i1][i2][i3+3]
 						for i4 := range 16 {
 							acc86 := net_block_1_masked_attention_1_attn_gradRow[i4]
 							acc86 += net_block_1_masked_attention_1_ctx_gradV * net_block_1_masked_attention_1_vRow5[i4][i2][i3]
@@ -15791,43 +15591,213 @@ func (r139 *ocannlDecBackwardPart121) Part(j141 int) {
 	}
 }
 
-// ocannlDecBackwardPart121Records holds the free ocannlDecBackwardPart121 records.
-var ocannlDecBackwardPart121Records rt.Records[ocannlDecBackwardPart121]
+// ocannlDecBackwardPart117Records holds the free ocannlDecBackwardPart117 records.
+var ocannlDecBackwardPart117Records rt.Records[ocannlDecBackwardPart117]
 
-// ocannlDecBackwardPart122 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart118 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart122 struct {
+type ocannlDecBackwardPart118 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 8).
-func (r140 *ocannlDecBackwardPart122) Part(j142 int) {
-	scratch := r140.scratch
+// Part runs part j138 of the nest (0 <= j138 < 8).
+func (r136 *ocannlDecBackwardPart118) Part(j138 int) {
+	scratch := r136.scratch
 	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+j138][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j138][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j138][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j142][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+j138][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j138][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j138][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 1 {
-			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+j142]
+			net_block_1_masked_attention_1_v_gradRow := &scratch.net_block_1_masked_attention_1_v_grad[i0+j138]
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+j142][i1][i2]
+					net_block_1_masked_attention_1_attnRow2 := &scratch.net_block_1_masked_attention_1_attn[i0+j138][i1][i2]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j142][i1][i2][i3]
+						net_block_1_masked_attention_1_ctx_gradV5 := scratch.net_block_1_masked_attention_1_ctx_grad[i0+j138][i1][i2][i3]
 						for i4 := range 16 {
 							net_block_1_masked_attention_1_v_gradRow[i4][i2][i3] += net_block_1_masked_attention_1_attnRow2[i4] * net_block_1_masked_attention_1_ctx_gradV5
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart118Records holds the free ocannlDecBackwardPart118 records.
+var ocannlDecBackwardPart118Records rt.Records[ocannlDecBackwardPart118]
+
+// ocannlDecBackwardPart119 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart119 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r137 *ocannlDecBackwardPart119) Part(j139 int) {
+	scratch := r137.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j139][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j139][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j139][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j139][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j139][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j139][0][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j139][i1][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j139][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j139][i1][i2]
+					for i3 := range 16 {
+						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart119Records holds the free ocannlDecBackwardPart119 records.
+var ocannlDecBackwardPart119Records rt.Records[ocannlDecBackwardPart119]
+
+// ocannlDecBackwardPart120 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBackwardPart120 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j140 of the nest (0 <= j140 < 8).
+func (r138 *ocannlDecBackwardPart120) Part(j140 int) {
+	scratch := r138.scratch
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j140][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j140][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j140][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j140][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j140][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j140][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j140][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j140][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j140][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j140][i2]
+					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j140][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j140][i2][0]
+					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j140][i2][0]
+					for i3 := range 16 {
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
+					}
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j140][i2][0] = acc87
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart120Records holds the free ocannlDecBackwardPart120 records.
+var ocannlDecBackwardPart120Records rt.Records[ocannlDecBackwardPart120]
+
+// ocannlDecBackwardPart121 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBackwardPart121 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j141 of the nest (0 <= j141 < 8).
+func (r139 *ocannlDecBackwardPart121) Part(j141 int) {
+	scratch := r139.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j141][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j141][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j141][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j141][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j141][i2]
+					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j141][i2][0]
+					for i3 := range 16 {
+						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
+					}
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j141][i2][0] = acc88
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart121Records holds the free ocannlDecBackwardPart121 records.
+var ocannlDecBackwardPart121Records rt.Records[ocannlDecBackwardPart121]
+
+// ocannlDecBackwardPart122 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBackwardPart122 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j145 of the nest (0 <= j145 < 8).
+func (r142 *ocannlDecBackwardPart122) Part(j145 int) {
+	scratch := r142.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j145][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j145][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j145][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j145][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j145][i2][0]
+					for i3 := range 16 {
+						var r140 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r140 = 1
+						}
+						r141 := float32(16)
+						if r140 != 0 {
+							r141 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r141)
+					}
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j145][i2][0] = acc89
 				}
 			}
 		}
@@ -15843,190 +15813,20 @@ type ocannlDecBackwardPart123 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j143 of the nest (0 <= j143 < 8).
-func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
-	scratch := r141.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j143][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j143][0][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j143][i1][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j143][i1][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j143][i1][i2]
-					for i3 := range 16 {
-						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart123Records holds the free ocannlDecBackwardPart123 records.
-var ocannlDecBackwardPart123Records rt.Records[ocannlDecBackwardPart123]
-
-// ocannlDecBackwardPart124 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart124 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j144 of the nest (0 <= j144 < 8).
-func (r142 *ocannlDecBackwardPart124) Part(j144 int) {
-	scratch := r142.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j144][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j144][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j144][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j144][i2]
-					v8 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j144][i2][0]
-					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j144][i2][0]
-					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v8))
-					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j144][i2][0] = acc87
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart124Records holds the free ocannlDecBackwardPart124 records.
-var ocannlDecBackwardPart124Records rt.Records[ocannlDecBackwardPart124]
-
-// ocannlDecBackwardPart125 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart125 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j145 of the nest (0 <= j145 < 8).
-func (r143 *ocannlDecBackwardPart125) Part(j145 int) {
-	scratch := r143.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j145][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j145][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j145][i2]
-					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j145][i2][0]
-					for i3 := range 16 {
-						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
-					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j145][i2][0] = acc88
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart125Records holds the free ocannlDecBackwardPart125 records.
-var ocannlDecBackwardPart125Records rt.Records[ocannlDecBackwardPart125]
-
-// ocannlDecBackwardPart126 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart126 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j149 of the nest (0 <= j149 < 8).
-func (r146 *ocannlDecBackwardPart126) Part(j149 int) {
+// Part runs part j146 of the nest (0 <= j146 < 8).
+func (r146 *ocannlDecBackwardPart123) Part(j146 int) {
 	scratch := r146.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j149][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j149][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j149][i2][0]
-					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j149][i2][0]
-					for i3 := range 16 {
-						var r144 float32
-						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-							r144 = 1
-						}
-						r145 := float32(16)
-						if r144 != 0 {
-							r145 = scratch.ordinals_2[i3]
-						}
-						acc89 = min(acc89, r145)
-					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j149][i2][0] = acc89
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart126Records holds the free ocannlDecBackwardPart126 records.
-var ocannlDecBackwardPart126Records rt.Records[ocannlDecBackwardPart126]
-
-// ocannlDecBackwardPart127 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart127 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j150 of the nest (0 <= j150 < 8).
-func (r150 *ocannlDecBackwardPart127) Part(j150 int) {
-	scratch := r150.scratch
 	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j150][0][i2][0])
+				ocannlGemm3AVX512(&scratch.net_block_1_masked_attention_1_q_grad[i0+j146][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j146][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j146][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm3AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j150][0][i2][0])
+				ocannlGemm3AVX2(&scratch.net_block_1_masked_attention_1_q_grad[i0+j146][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j146][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j146][0][i2][0])
 			}
 		}
 	} else {
@@ -16034,16 +15834,16 @@ func (r150 *ocannlDecBackwardPart127) Part(j150 int) {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+j150][i1][i2]
+					net_block_1_masked_attention_1_q_gradRow := &scratch.net_block_1_masked_attention_1_q_grad[i0+j146][i1][i2]
 					for i3 := 0; i3 < 16; i3 += 4 {
-						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3]
-						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3][i2]
-						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3+1]
-						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3+1][i2]
-						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3+2]
-						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3+2][i2]
-						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j150][i1][i2][i3+3]
-						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+j150][i3+3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j146][i1][i2][i3]
+						net_block_1_masked_attention_1_kRow2 := &scratch.net_block_1_masked_attention_1_k[i0+j146][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV2 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j146][i1][i2][i3+1]
+						net_block_1_masked_attention_1_kRow3 := &scratch.net_block_1_masked_attention_1_k[i0+j146][i3+1][i2]
+						net_block_1_masked_attention_1_scores_1_gradV3 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j146][i1][i2][i3+2]
+						net_block_1_masked_attention_1_kRow4 := &scratch.net_block_1_masked_attention_1_k[i0+j146][i3+2][i2]
+						net_block_1_masked_attention_1_scores_1_gradV4 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j146][i1][i2][i3+3]
+						net_block_1_masked_attention_1_kRow5 := &scratch.net_block_1_masked_attention_1_k[i0+j146][i3+3][i2]
 						for i4 := range 16 {
 							acc90 := net_block_1_masked_attention_1_q_gradRow[i4]
 							acc90 += net_block_1_masked_attention_1_scores_1_gradV * net_block_1_masked_attention_1_kRow2[i4]
@@ -16059,39 +15859,39 @@ func (r150 *ocannlDecBackwardPart127) Part(j150 int) {
 	}
 }
 
-// ocannlDecBackwardPart127Records holds the free ocannlDecBackwardPart127 records.
-var ocannlDecBackwardPart127Records rt.Records[ocannlDecBackwardPart127]
+// ocannlDecBackwardPart123Records holds the free ocannlDecBackwardPart123 records.
+var ocannlDecBackwardPart123Records rt.Records[ocannlDecBackwardPart123]
 
-// ocannlDecBackwardPart128 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart124 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart128 struct {
+type ocannlDecBackwardPart124 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j151 of the nest (0 <= j151 < 8).
-func (r151 *ocannlDecBackwardPart128) Part(j151 int) {
-	scratch := r151.scratch
+// Part runs part j147 of the nest (0 <= j147 < 8).
+func (r147 *ocannlDecBackwardPart124) Part(j147 int) {
+	scratch := r147.scratch
 	// float32 broadcast kernel M=16 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j151][0][i2][0])
+				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+j147][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j147][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j147][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j151][0][i2][0])
+				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+j147][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j147][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j147][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+j151][i1][i2]
+					net_block_1_masked_attention_1_qRow2 := &scratch.net_block_1_masked_attention_1_q[i0+j147][i1][i2]
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j151][i1][i2][i3]
-						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+j151][i3][i2]
+						net_block_1_masked_attention_1_scores_1_gradV5 := scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j147][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradRow := &scratch.net_block_1_masked_attention_1_k_grad[i0+j147][i3][i2]
 						for i4 := range 16 {
 							net_block_1_masked_attention_1_k_gradRow[i4] += net_block_1_masked_attention_1_qRow2[i4] * net_block_1_masked_attention_1_scores_1_gradV5
 						}
@@ -16102,32 +15902,32 @@ func (r151 *ocannlDecBackwardPart128) Part(j151 int) {
 	}
 }
 
-// ocannlDecBackwardPart128Records holds the free ocannlDecBackwardPart128 records.
-var ocannlDecBackwardPart128Records rt.Records[ocannlDecBackwardPart128]
+// ocannlDecBackwardPart124Records holds the free ocannlDecBackwardPart124 records.
+var ocannlDecBackwardPart124Records rt.Records[ocannlDecBackwardPart124]
 
-// ocannlDecBackwardPart129 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart125 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart129 struct {
+type ocannlDecBackwardPart125 struct {
 	gNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j152 of the nest (0 <= j152 < 4).
-func (r152 *ocannlDecBackwardPart129) Part(j152 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r152.gNetBlock1MaskedAttention1WV, r152.scratch
+// Part runs part j148 of the nest (0 <= j148 < 4).
+func (r148 *ocannlDecBackwardPart125) Part(j148 int) {
+	gNetBlock1MaskedAttention1WV, scratch := r148.gNetBlock1MaskedAttention1WV, r148.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WV[1024*j152], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j152][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WV[1024*j148], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j148][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WV[1024*j152], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j152][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WV[1024*j148], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j148][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j152][i3]
-						gNetBlock1MaskedAttention1WVRow := (*[64]float32)(gNetBlock1MaskedAttention1WV[1024*i2+1024*j152+64*i3 : 1024*i2+1024*j152+64*i3+64])
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j148][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[64]float32)(gNetBlock1MaskedAttention1WV[1024*i2+1024*j148+64*i3 : 1024*i2+1024*j148+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
 						}
@@ -16138,39 +15938,39 @@ func (r152 *ocannlDecBackwardPart129) Part(j152 int) {
 	}
 }
 
-// ocannlDecBackwardPart129Records holds the free ocannlDecBackwardPart129 records.
-var ocannlDecBackwardPart129Records rt.Records[ocannlDecBackwardPart129]
+// ocannlDecBackwardPart125Records holds the free ocannlDecBackwardPart125 records.
+var ocannlDecBackwardPart125Records rt.Records[ocannlDecBackwardPart125]
 
-// ocannlDecBackwardPart130 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart126 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart130 struct {
+type ocannlDecBackwardPart126 struct {
 	pNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j153 of the nest (0 <= j153 < 8).
-func (r153 *ocannlDecBackwardPart130) Part(j153 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r153.pNetBlock1MaskedAttention1WV, r153.scratch
+// Part runs part j149 of the nest (0 <= j149 < 8).
+func (r149 *ocannlDecBackwardPart126) Part(j149 int) {
+	pNetBlock1MaskedAttention1WV, scratch := r149.pNetBlock1MaskedAttention1WV, r149.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j153][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j149][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j149][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j153][0][0][0], &pNetBlock1MaskedAttention1WV[0])
+		ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j149][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j149][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+j153][i1]
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+j149][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+j149][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+j149][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+j149][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[64]float32)(pNetBlock1MaskedAttention1WV[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+j153][i1][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+j149][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc91 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc91 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -16186,32 +15986,32 @@ func (r153 *ocannlDecBackwardPart130) Part(j153 int) {
 	}
 }
 
-// ocannlDecBackwardPart130Records holds the free ocannlDecBackwardPart130 records.
-var ocannlDecBackwardPart130Records rt.Records[ocannlDecBackwardPart130]
+// ocannlDecBackwardPart126Records holds the free ocannlDecBackwardPart126 records.
+var ocannlDecBackwardPart126Records rt.Records[ocannlDecBackwardPart126]
 
-// ocannlDecBackwardPart131 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart127 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart131 struct {
+type ocannlDecBackwardPart127 struct {
 	gNetBlock1MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j154 of the nest (0 <= j154 < 4).
-func (r154 *ocannlDecBackwardPart131) Part(j154 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r154.gNetBlock1MaskedAttention1WK, r154.scratch
+// Part runs part j150 of the nest (0 <= j150 < 4).
+func (r150 *ocannlDecBackwardPart127) Part(j150 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r150.gNetBlock1MaskedAttention1WK, r150.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WK[1024*j154], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j154][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WK[1024*j150], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j150][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WK[1024*j154], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j154][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WK[1024*j150], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j150][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j154][i3]
-						gNetBlock1MaskedAttention1WKRow := (*[64]float32)(gNetBlock1MaskedAttention1WK[1024*i2+1024*j154+64*i3 : 1024*i2+1024*j154+64*i3+64])
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j150][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[64]float32)(gNetBlock1MaskedAttention1WK[1024*i2+1024*j150+64*i3 : 1024*i2+1024*j150+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
 						}
@@ -16222,39 +16022,39 @@ func (r154 *ocannlDecBackwardPart131) Part(j154 int) {
 	}
 }
 
-// ocannlDecBackwardPart131Records holds the free ocannlDecBackwardPart131 records.
-var ocannlDecBackwardPart131Records rt.Records[ocannlDecBackwardPart131]
+// ocannlDecBackwardPart127Records holds the free ocannlDecBackwardPart127 records.
+var ocannlDecBackwardPart127Records rt.Records[ocannlDecBackwardPart127]
 
-// ocannlDecBackwardPart132 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart128 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart132 struct {
+type ocannlDecBackwardPart128 struct {
 	pNetBlock1MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j155 of the nest (0 <= j155 < 8).
-func (r155 *ocannlDecBackwardPart132) Part(j155 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r155.pNetBlock1MaskedAttention1WK, r155.scratch
+// Part runs part j151 of the nest (0 <= j151 < 8).
+func (r151 *ocannlDecBackwardPart128) Part(j151 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r151.pNetBlock1MaskedAttention1WK, r151.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j155][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j151][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j151][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j155][0][0][0], &pNetBlock1MaskedAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j151][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j151][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j155][i1]
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j151][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+j151][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+j151][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+j151][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[64]float32)(pNetBlock1MaskedAttention1WK[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+j155][i1][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+j151][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc92 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc92 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -16270,32 +16070,32 @@ func (r155 *ocannlDecBackwardPart132) Part(j155 int) {
 	}
 }
 
-// ocannlDecBackwardPart132Records holds the free ocannlDecBackwardPart132 records.
-var ocannlDecBackwardPart132Records rt.Records[ocannlDecBackwardPart132]
+// ocannlDecBackwardPart128Records holds the free ocannlDecBackwardPart128 records.
+var ocannlDecBackwardPart128Records rt.Records[ocannlDecBackwardPart128]
 
-// ocannlDecBackwardPart133 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
+// ocannlDecBackwardPart129 is the task record of a loop nest of ocannlDecBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart133 struct {
+type ocannlDecBackwardPart129 struct {
 	gNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j156 of the nest (0 <= j156 < 4).
-func (r156 *ocannlDecBackwardPart133) Part(j156 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r156.gNetBlock1MaskedAttention1WQ, r156.scratch
+// Part runs part j152 of the nest (0 <= j152 < 4).
+func (r152 *ocannlDecBackwardPart129) Part(j152 int) {
+	gNetBlock1MaskedAttention1WQ, scratch := r152.gNetBlock1MaskedAttention1WQ, r152.scratch
 	// float32 broadcast kernel M=16 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WQ[1024*j156], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j156][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WQ[1024*j152], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j152][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WQ[1024*j156], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j156][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WQ[1024*j152], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j152][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 16 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j156][i3]
-						gNetBlock1MaskedAttention1WQRow := (*[64]float32)(gNetBlock1MaskedAttention1WQ[1024*i2+1024*j156+64*i3 : 1024*i2+1024*j156+64*i3+64])
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j152][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[64]float32)(gNetBlock1MaskedAttention1WQ[1024*i2+1024*j152+64*i3 : 1024*i2+1024*j152+64*i3+64])
 						for i4 := range 64 {
 							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
 						}
@@ -16306,39 +16106,39 @@ func (r156 *ocannlDecBackwardPart133) Part(j156 int) {
 	}
 }
 
-// ocannlDecBackwardPart133Records holds the free ocannlDecBackwardPart133 records.
-var ocannlDecBackwardPart133Records rt.Records[ocannlDecBackwardPart133]
+// ocannlDecBackwardPart129Records holds the free ocannlDecBackwardPart129 records.
+var ocannlDecBackwardPart129Records rt.Records[ocannlDecBackwardPart129]
 
-// ocannlDecBackwardPart134 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart130 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart134 struct {
+type ocannlDecBackwardPart130 struct {
 	pNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBackwardScratch
 }
 
-// Part runs part j157 of the nest (0 <= j157 < 8).
-func (r157 *ocannlDecBackwardPart134) Part(j157 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r157.pNetBlock1MaskedAttention1WQ, r157.scratch
+// Part runs part j153 of the nest (0 <= j153 < 8).
+func (r153 *ocannlDecBackwardPart130) Part(j153 int) {
+	pNetBlock1MaskedAttention1WQ, scratch := r153.pNetBlock1MaskedAttention1WQ, r153.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j157][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j157][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j153][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j157][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j157][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j153][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j157][i1]
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j153][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 16; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3 : 1024*i2+64*i3+64])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+j153][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3+64 : 1024*i2+64*i3+128])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+j153][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3+128 : 1024*i2+64*i3+192])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+j153][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[64]float32)(pNetBlock1MaskedAttention1WQ[1024*i2+64*i3+192 : 1024*i2+64*i3+256])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+j157][i1][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+j153][i1][i2][i3+3]
 						for i4 := range 64 {
 							acc93 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc93 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -16354,34 +16154,34 @@ func (r157 *ocannlDecBackwardPart134) Part(j157 int) {
 	}
 }
 
-// ocannlDecBackwardPart134Records holds the free ocannlDecBackwardPart134 records.
-var ocannlDecBackwardPart134Records rt.Records[ocannlDecBackwardPart134]
+// ocannlDecBackwardPart130Records holds the free ocannlDecBackwardPart130 records.
+var ocannlDecBackwardPart130Records rt.Records[ocannlDecBackwardPart130]
 
-// ocannlDecBackwardPart135 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// ocannlDecBackwardPart131 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart135 struct {
+type ocannlDecBackwardPart131 struct {
 	scratch                         *ocannlDecBackwardScratch
 	gNetBlock1LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j158 of the nest (0 <= j158 < 8).
-func (r158 *ocannlDecBackwardPart135) Part(j158 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r158.scratch, &r158.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j158] = [64]float32{}
+// Part runs part j154 of the nest (0 <= j154 < 8).
+func (r154 *ocannlDecBackwardPart131) Part(j154 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r154.scratch, &r154.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j154] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j154][0], &scratch.net_block_1_masked_attention_1_x_grad[j154][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j154][0], &scratch.net_block_1_masked_attention_1_x_grad[j154][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j158]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j154]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1]
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1+1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1+2]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j154][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j154][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j154][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j154][i1+3]
 				for i2 := range 64 {
 					acc94 := gNetBlock1LayerNorm1BetaPartialRow[i2]
 					acc94 += net_block_1_masked_attention_1_x_gradRow4[i2]
@@ -16389,6 +16189,151 @@ func (r158 *ocannlDecBackwardPart135) Part(j158 int) {
 					acc94 += net_block_1_masked_attention_1_x_gradRow6[i2]
 					acc94 += net_block_1_masked_attention_1_x_gradRow7[i2]
 					gNetBlock1LayerNorm1BetaPartialRow[i2] = acc94
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart131Records holds the free ocannlDecBackwardPart131 records.
+var ocannlDecBackwardPart131Records rt.Records[ocannlDecBackwardPart131]
+
+// ocannlDecBackwardPart132 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart132 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j156 of the nest (0 <= j156 < 8).
+func (r155 *ocannlDecBackwardPart132) Part(j156 int) {
+	scratch := r155.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j156][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j156][0][0], &scratch.net_block_1_masked_attention_1_x_3[j156][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j156][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j156][0][0], &scratch.net_block_1_masked_attention_1_x_3[j156][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j156][i1]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j156][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j156][i1]
+				for i2 := range 64 {
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart132Records holds the free ocannlDecBackwardPart132 records.
+var ocannlDecBackwardPart132Records rt.Records[ocannlDecBackwardPart132]
+
+// ocannlDecBackwardPart133 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBackwardPart133 struct {
+	scratch *ocannlDecBackwardScratch
+}
+
+// Part runs part j157 of the nest (0 <= j157 < 8).
+func (r156 *ocannlDecBackwardPart133) Part(j157 int) {
+	scratch := r156.scratch
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j157][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j157][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j157][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j157][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j157][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j157][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j157][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j157][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j157]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j157]
+				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j157][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j157][0]
+				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j157][0]
+				for i2 := range 64 {
+					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
+				}
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j157][0] = acc96
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart133Records holds the free ocannlDecBackwardPart133 records.
+var ocannlDecBackwardPart133Records rt.Records[ocannlDecBackwardPart133]
+
+// ocannlDecBackwardPart134 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart134 struct {
+	scratch                          *ocannlDecBackwardScratch
+	gNetBlock1LayerNorm1GammaPartial [8][64]float32
+}
+
+// Part runs part j158 of the nest (0 <= j158 < 8).
+func (r157 *ocannlDecBackwardPart134) Part(j158 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r157.scratch, &r157.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j158] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j158][0][0], &scratch.net_block_1_layer_norm_1_centered[j158][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j158][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j158][0][0], &scratch.net_block_1_layer_norm_1_centered[j158][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j158]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j158][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j158][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j158][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j158][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j158][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j158][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j158][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j158][i1+3]
+				for i2 := range 64 {
+					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
+					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc97
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBackwardPart134Records holds the free ocannlDecBackwardPart134 records.
+var ocannlDecBackwardPart134Records rt.Records[ocannlDecBackwardPart134]
+
+// ocannlDecBackwardPart135 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBackwardPart135 struct {
+	pNetBlock1LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBackwardScratch
+}
+
+// Part runs part j160 of the nest (0 <= j160 < 8).
+func (r158 *ocannlDecBackwardPart135) Part(j160 int) {
+	pNetBlock1LayerNorm1Gamma, scratch := r158.pNetBlock1LayerNorm1Gamma, r158.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j160][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j160][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j160][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -16404,24 +16349,14 @@ type ocannlDecBackwardPart136 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j160 of the nest (0 <= j160 < 8).
-func (r159 *ocannlDecBackwardPart136) Part(j160 int) {
+// Part runs part j161 of the nest (0 <= j161 < 8).
+func (r159 *ocannlDecBackwardPart136) Part(j161 int) {
 	scratch := r159.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_x_3[j160][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j160][i1][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1]
-				for i2 := range 64 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
-				}
-			}
+	for i0 := range 1 {
+		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j161]
+		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j161]
+		for i1 := range 16 {
+			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -16430,35 +16365,28 @@ func (r159 *ocannlDecBackwardPart136) Part(j160 int) {
 var ocannlDecBackwardPart136Records rt.Records[ocannlDecBackwardPart136]
 
 // ocannlDecBackwardPart137 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart137 struct {
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j161 of the nest (0 <= j161 < 8).
-func (r160 *ocannlDecBackwardPart137) Part(j161 int) {
+// Part runs part j162 of the nest (0 <= j162 < 8).
+func (r160 *ocannlDecBackwardPart137) Part(j162 int) {
 	scratch := r160.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
-		}
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j161][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j161][0])
-		}
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j161]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j161]
-				v9 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j161][0]
-				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j161][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j162][i1][0]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j162][i1]
 				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v9))
+					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_2_gradV * net_block_1_layer_norm_1_centeredRow8[i2]
 				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j161][0] = acc96
 			}
 		}
 	}
@@ -16470,39 +16398,25 @@ var ocannlDecBackwardPart137Records rt.Records[ocannlDecBackwardPart137]
 // ocannlDecBackwardPart138 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart138 struct {
-	scratch                          *ocannlDecBackwardScratch
-	gNetBlock1LayerNorm1GammaPartial [8][64]float32
+	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j162 of the nest (0 <= j162 < 8).
-func (r161 *ocannlDecBackwardPart138) Part(j162 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r161.scratch, &r161.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j162] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j163 of the nest (0 <= j163 < 8).
+func (r161 *ocannlDecBackwardPart138) Part(j163 int) {
+	scratch := r161.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j163][0][0], &scratch.net_block_1_layer_norm_1_centered[j163][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j163][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j162][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_layer_norm_1_centered[j162][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j163][0][0], &scratch.net_block_1_layer_norm_1_centered[j163][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j163][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j162]
 		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j162][i1+3]
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j163][i1]
+				net_block_1_layer_norm_1_var_2_gradV2 := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j163][i1][0]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j163][i1]
 				for i2 := range 64 {
-					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
-					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc97
+					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -16515,25 +16429,24 @@ var ocannlDecBackwardPart138Records rt.Records[ocannlDecBackwardPart138]
 // ocannlDecBackwardPart139 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBackwardPart139 struct {
-	pNetBlock1LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBackwardScratch
+	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j164 of the nest (0 <= j164 < 8).
 func (r162 *ocannlDecBackwardPart139) Part(j164 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r162.pNetBlock1LayerNorm1Gamma, r162.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r162.scratch
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j164][i1]
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j164][i1]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0+j164][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -16544,7 +16457,7 @@ func (r162 *ocannlDecBackwardPart139) Part(j164 int) {
 var ocannlDecBackwardPart139Records rt.Records[ocannlDecBackwardPart139]
 
 // ocannlDecBackwardPart140 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart140 struct {
 	scratch *ocannlDecBackwardScratch
 }
@@ -16552,11 +16465,26 @@ type ocannlDecBackwardPart140 struct {
 // Part runs part j165 of the nest (0 <= j165 < 8).
 func (r163 *ocannlDecBackwardPart140) Part(j165 int) {
 	scratch := r163.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j165]
-		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j165]
-		for i1 := range 16 {
-			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j165][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j165][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j165][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j165][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j165]
+				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j165][0]
+				for i2 := range 64 {
+					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j165][0] = acc99
+			}
 		}
 	}
 }
@@ -16565,26 +16493,27 @@ func (r163 *ocannlDecBackwardPart140) Part(j165 int) {
 var ocannlDecBackwardPart140Records rt.Records[ocannlDecBackwardPart140]
 
 // ocannlDecBackwardPart141 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBackwardPart141 struct {
+	gNetPos *[1024]float32
 	scratch *ocannlDecBackwardScratch
 }
 
 // Part runs part j166 of the nest (0 <= j166 < 8).
 func (r164 *ocannlDecBackwardPart141) Part(j166 int) {
-	scratch := r164.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	gNetPos, scratch := r164.gNetPos, r164.scratch
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
+		ocannlReduce18AVX512(&gNetPos[128*j166], &scratch.net_layer_norm_1_centered_grad[0][2*j166][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j166][0][0])
+		ocannlReduce18AVX2(&gNetPos[128*j166], &scratch.net_layer_norm_1_centered_grad[0][2*j166][0])
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j166][i1][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j166][i1]
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j166]
+				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j166 : 64*i1+128*j166+64])
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
 				}
 			}
 		}
@@ -16595,187 +16524,28 @@ func (r164 *ocannlDecBackwardPart141) Part(j166 int) {
 var ocannlDecBackwardPart141Records rt.Records[ocannlDecBackwardPart141]
 
 // ocannlDecBackwardPart142 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart142 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j167 of the nest (0 <= j167 < 8).
-func (r165 *ocannlDecBackwardPart142) Part(j167 int) {
-	scratch := r165.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j167][0][0], &scratch.net_block_1_layer_norm_1_centered[j167][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j167][i1]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j167][i1]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j167][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart142Records holds the free ocannlDecBackwardPart142 records.
-var ocannlDecBackwardPart142Records rt.Records[ocannlDecBackwardPart142]
-
-// ocannlDecBackwardPart143 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart143 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j168 of the nest (0 <= j168 < 8).
-func (r166 *ocannlDecBackwardPart143) Part(j168 int) {
-	scratch := r166.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j168][i1]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j168][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart143Records holds the free ocannlDecBackwardPart143 records.
-var ocannlDecBackwardPart143Records rt.Records[ocannlDecBackwardPart143]
-
-// ocannlDecBackwardPart144 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBackwardPart144 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j169 of the nest (0 <= j169 < 8).
-func (r167 *ocannlDecBackwardPart144) Part(j169 int) {
-	scratch := r167.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j169][i1]
-				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0+j169][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart144Records holds the free ocannlDecBackwardPart144 records.
-var ocannlDecBackwardPart144Records rt.Records[ocannlDecBackwardPart144]
-
-// ocannlDecBackwardPart145 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart145 struct {
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j170 of the nest (0 <= j170 < 8).
-func (r168 *ocannlDecBackwardPart145) Part(j170 int) {
-	scratch := r168.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j170][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j170][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j170]
-				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j170][0]
-				for i2 := range 64 {
-					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j170][0] = acc99
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart145Records holds the free ocannlDecBackwardPart145 records.
-var ocannlDecBackwardPart145Records rt.Records[ocannlDecBackwardPart145]
-
-// ocannlDecBackwardPart146 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBackwardPart146 struct {
-	gNetPos *[1024]float32
-	scratch *ocannlDecBackwardScratch
-}
-
-// Part runs part j171 of the nest (0 <= j171 < 8).
-func (r169 *ocannlDecBackwardPart146) Part(j171 int) {
-	gNetPos, scratch := r169.gNetPos, r169.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce18AVX512(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
-	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&gNetPos[128*j171], &scratch.net_layer_norm_1_centered_grad[0][2*j171][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j171]
-				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j171 : 64*i1+128*j171+64])
-				for i2 := range 64 {
-					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBackwardPart146Records holds the free ocannlDecBackwardPart146 records.
-var ocannlDecBackwardPart146Records rt.Records[ocannlDecBackwardPart146]
-
-// ocannlDecBackwardPart147 is the task record of a loop nest of ocannlDecBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlDecBackwardPart147 struct {
+type ocannlDecBackwardPart142 struct {
 	gNetEmb *[2048]float32
 	tokens  *[8][16][32]float32
 	scratch *ocannlDecBackwardScratch
 }
 
-// Part runs part j172 of the nest (0 <= j172 < 8).
-func (r170 *ocannlDecBackwardPart147) Part(j172 int) {
-	gNetEmb, tokens, scratch := r170.gNetEmb, r170.tokens, r170.scratch
+// Part runs part j167 of the nest (0 <= j167 < 8).
+func (r165 *ocannlDecBackwardPart142) Part(j167 int) {
+	gNetEmb, tokens, scratch := r165.gNetEmb, r165.tokens, r165.scratch
 	// float32 broadcast kernel M=8 N=32 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&gNetEmb[256*j172], &scratch.net_layer_norm_1_centered_grad[0][0][8*j172], &tokens[0][0][0])
+		ocannlGemm18AVX512(&gNetEmb[256*j167], &scratch.net_layer_norm_1_centered_grad[0][0][8*j167], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&gNetEmb[256*j172], &scratch.net_layer_norm_1_centered_grad[0][0][8*j172], &tokens[0][0][0])
+		ocannlGemm18AVX2(&gNetEmb[256*j167], &scratch.net_layer_norm_1_centered_grad[0][0][8*j167], &tokens[0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 8 {
-					net_layer_norm_1_centered_gradV15 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+8*j172]
-					gNetEmbRow := (*[32]float32)(gNetEmb[32*i2+256*j172 : 32*i2+256*j172+32])
+					net_layer_norm_1_centered_gradV15 := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+8*j167]
+					gNetEmbRow := (*[32]float32)(gNetEmb[32*i2+256*j167 : 32*i2+256*j167+32])
 					for i3 := range 32 {
 						gNetEmbRow[i3] += net_layer_norm_1_centered_gradV15 * tokensRow2[i3]
 					}
@@ -16785,8 +16555,8 @@ func (r170 *ocannlDecBackwardPart147) Part(j172 int) {
 	}
 }
 
-// ocannlDecBackwardPart147Records holds the free ocannlDecBackwardPart147 records.
-var ocannlDecBackwardPart147Records rt.Records[ocannlDecBackwardPart147]
+// ocannlDecBackwardPart142Records holds the free ocannlDecBackwardPart142 records.
+var ocannlDecBackwardPart142Records rt.Records[ocannlDecBackwardPart142]
 
 // ocannlDecBF16TrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -20600,7 +20370,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net.block#1.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_1_grad)
 //	net.block#1.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_mean_grad)
 //	net.block#1.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_1_centered_grad)
-//	_net.block#1.layer_norm#1/var.1.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_1_var_1_grad)
+//	_net.block#1.layer_norm#1/var.1.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#1/var.2.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_var_2_grad)
 //	net.block#1.layer_norm#1/var.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_1_var_grad)
 //	net.block#1.layer_norm#1.gamma.grad: [64] (let, output parameter gNetBlock1LayerNorm1Gamma)
@@ -20631,7 +20401,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net.block#1.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_1_grad)
 //	net.block#1.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_mean_grad)
 //	net.block#1.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_2_centered_grad)
-//	_net.block#1.layer_norm#2/var.1.grad: [8 16 64] (let, local, in scratch field net_block_1_layer_norm_2_var_1_grad)
+//	_net.block#1.layer_norm#2/var.1.grad: [8 16 64] (let, local)
 //	_net.block#1.layer_norm#2/var.2.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_var_2_grad)
 //	net.block#1.layer_norm#2/var.grad: [8 16 1] (let, local, in scratch field net_block_1_layer_norm_2_var_grad)
 //	net.block#1.layer_norm#2.gamma.grad: [64] (let, output parameter gNetBlock1LayerNorm2Gamma)
@@ -20654,7 +20424,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net.block#2.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_1_grad)
 //	net.block#2.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_mean_grad)
 //	net.block#2.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_1_centered_grad)
-//	_net.block#2.layer_norm#1/var.1.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_1_var_1_grad)
+//	_net.block#2.layer_norm#1/var.1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#1/var.2.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_var_2_grad)
 //	net.block#2.layer_norm#1/var.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_1_var_grad)
 //	net.block#2.layer_norm#1.gamma.grad: [64] (let, output parameter gNetBlock2LayerNorm1Gamma)
@@ -20685,7 +20455,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net.block#2.layer_norm#2/mean.1.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_1_grad)
 //	net.block#2.layer_norm#2/mean.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_mean_grad)
 //	net.block#2.layer_norm#2/centered.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_2_centered_grad)
-//	_net.block#2.layer_norm#2/var.1.grad: [8 16 64] (let, local, in scratch field net_block_2_layer_norm_2_var_1_grad)
+//	_net.block#2.layer_norm#2/var.1.grad: [8 16 64] (let, local)
 //	_net.block#2.layer_norm#2/var.2.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_var_2_grad)
 //	net.block#2.layer_norm#2/var.grad: [8 16 1] (let, local, in scratch field net_block_2_layer_norm_2_var_grad)
 //	net.block#2.layer_norm#2.gamma.grad: [64] (let, output parameter gNetBlock2LayerNorm2Gamma)
@@ -20708,7 +20478,7 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	_net.layer_norm#1/mean.1.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [8 16 64] (let, local, in scratch field net_layer_norm_1_centered_grad)
-//	_net.layer_norm#1/var.1.grad: [8 16 64] (let, local, in scratch field net_layer_norm_1_var_1_grad)
+//	_net.layer_norm#1/var.1.grad: [8 16 64] (let, local)
 //	_net.layer_norm#1/var.2.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
 //	net.layer_norm#1/var.grad: [8 16 1] (let, local, in scratch field net_layer_norm_1_var_grad)
 //	net.layer_norm#1.gamma.grad: [64] (let, output parameter gNetLayerNorm1Gamma)
@@ -21444,7 +21214,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill _net.block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.block#1.layer_norm#1/mean.grad with 0
 //	fill net.block#1.layer_norm#1/centered.grad with 0
-//	fill _net.block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.block#1.layer_norm#1/var.2.grad with 0
 //	fill net.block#1.layer_norm#1/var.grad with 0
 //	fill net.block#1.layer_norm#1.gamma.grad with 0
@@ -21470,7 +21239,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill _net.block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.block#1.layer_norm#2/mean.grad with 0
 //	fill net.block#1.layer_norm#2/centered.grad with 0
-//	fill _net.block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.block#1.layer_norm#2/var.2.grad with 0
 //	fill net.block#1.layer_norm#2/var.grad with 0
 //	fill net.block#1.layer_norm#2.gamma.grad with 0
@@ -21488,7 +21256,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill _net.block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.block#2.layer_norm#1/mean.grad with 0
 //	fill net.block#2.layer_norm#1/centered.grad with 0
-//	fill _net.block#2.layer_norm#1/var.1.grad with 0
 //	fill _net.block#2.layer_norm#1/var.2.grad with 0
 //	fill net.block#2.layer_norm#1/var.grad with 0
 //	fill net.block#2.layer_norm#1.gamma.grad with 0
@@ -21514,7 +21281,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill _net.block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.block#2.layer_norm#2/mean.grad with 0
 //	fill net.block#2.layer_norm#2/centered.grad with 0
-//	fill _net.block#2.layer_norm#2/var.1.grad with 0
 //	fill _net.block#2.layer_norm#2/var.2.grad with 0
 //	fill net.block#2.layer_norm#2/var.grad with 0
 //	fill net.block#2.layer_norm#2.gamma.grad with 0
@@ -21532,7 +21298,6 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -21560,13 +21325,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	# backprop of op 109 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * (_train.2.grad[0] + 0)
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
 //	# backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -21581,13 +21346,13 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..31:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += (_train.cross_entropy#1/logp.2.grad[i0, i1, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -21681,23 +21446,19 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.12[0]
 //
-//	# backprop of op 92 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 92 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
@@ -21819,23 +21580,19 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#2.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.10[0]
 //
-//	# backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad (the copy elided: _net.block#2.layer_norm#2/var.1.grad reads _net.block#2.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#2.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered[i0, i1, i2] * _net.block#2.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.block#2.layer_norm#2/centered[i0, i1, i2] * _net.block#2.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 //	for i0 in 0..7:
@@ -22070,23 +21827,19 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#2.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.7[0]
 //
-//	# backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad (the copy elided: _net.block#2.layer_norm#1/var.1.grad reads _net.block#2.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#2.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered[i0, i1, i2] * _net.block#2.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.block#2.layer_norm#1/centered[i0, i1, i2] * _net.block#2.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 //	for i0 in 0..7:
@@ -22212,23 +21965,19 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad (the copy elided: _net.block#1.layer_norm#2/var.1.grad reads _net.block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered[i0, i1, i2] * _net.block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.block#1.layer_norm#2/centered[i0, i1, i2] * _net.block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 //	for i0 in 0..7:
@@ -22463,23 +22212,19 @@ var ocannlDecBF16TrainLossPart45Records rt.Records[ocannlDecBF16TrainLossPart45]
 //	  for i1 in 0..15:
 //	    _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    for i2 in 0..63:
-//	      _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad (the copy elided: _net.block#1.layer_norm#1/var.1.grad reads _net.block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
 //	    for i2 in 0..63:
-//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered[i0, i1, i2] * _net.block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.block#1.layer_norm#1/centered[i0, i1, i2] * _net.block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 //	for i0 in 0..7:
@@ -23814,21 +23559,21 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 109 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
-	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 8 {
 			for i1 := range 16 {
 				targetsRow2 := &targets[i0][i1]
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * v
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_2_gradV
 				}
 			}
 		}
@@ -23864,8 +23609,8 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		}
 	}
 
-	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 128 rows of 32 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 103 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 128 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap16AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
@@ -23873,11 +23618,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	} else {
 		for i0 := range 8 {
 			for i1 := range 16 {
-				v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0] + 0
+				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 32 {
-					train_cross_entropy_1_logp_gradRow3[i2] += v2 * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -24117,27 +23862,19 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec54 := ocannlDecBF16BackwardPart53Records.Get()
 	rec54.scratch = scratch
 
-	// backprop of op 92 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_var_1_grad = [8][16][64]float32{}
-	}
+	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec55 := ocannlDecBF16BackwardPart54Records.Get()
 	rec55.scratch = scratch
 
-	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec56 := ocannlDecBF16BackwardPart55Records.Get()
 	rec56.scratch = scratch
 
-	// backprop of op 91 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec57 := ocannlDecBF16BackwardPart56Records.Get()
-	rec57.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56, rec57)
+	region.RunSeq(8, rec52, rec53, rec54, rec55, rec56)
 	// The 8 partial sums, added in part order.
 	for j58 := range 64 {
 		acc46 := gNetLayerNorm1Gamma[j58]
@@ -24161,16 +23898,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart54Records.Put(rec55)
 	*rec56 = ocannlDecBF16BackwardPart55{}
 	ocannlDecBF16BackwardPart55Records.Put(rec56)
-	*rec57 = ocannlDecBF16BackwardPart56{}
-	ocannlDecBF16BackwardPart56Records.Put(rec57)
 
 	// backprop of op 90 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec58 := ocannlDecBF16BackwardPart57Records.Get()
-	rec58.scratch = scratch
-	region.Run(rec58, 8)
-	*rec58 = ocannlDecBF16BackwardPart57{}
-	ocannlDecBF16BackwardPart57Records.Put(rec58)
+	rec57 := ocannlDecBF16BackwardPart56Records.Get()
+	rec57.scratch = scratch
+	region.Run(rec57, 8)
+	*rec57 = ocannlDecBF16BackwardPart56{}
+	ocannlDecBF16BackwardPart56Records.Put(rec57)
 
 	// backprop of op 89 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -24201,24 +23936,24 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g2 =+ g; g2 is net.block#2.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlDecBF16BackwardPart58Records.Get()
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
+	rec58 := ocannlDecBF16BackwardPart57Records.Get()
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
 	// The 8 partial sums, added in part order.
-	for j66 := range 64 {
-		acc49 := gNetBlock2Linear1B[j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[0][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[1][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[2][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[3][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[4][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[5][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[6][j66]
-		acc49 += rec59.gNetBlock2Linear1BPartial[7][j66]
-		gNetBlock2Linear1B[j66] = acc49
+	for j65 := range 64 {
+		acc49 := gNetBlock2Linear1B[j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[0][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[1][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[2][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[3][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[4][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[5][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[6][j65]
+		acc49 += rec58.gNetBlock2Linear1BPartial[7][j65]
+		gNetBlock2Linear1B[j65] = acc49
 	}
-	rec59.scratch = nil
-	ocannlDecBF16BackwardPart58Records.Put(rec59)
+	rec58.scratch = nil
+	ocannlDecBF16BackwardPart57Records.Put(rec58)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24237,12 +23972,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec60 := ocannlDecBF16BackwardPart59Records.Get()
-	rec60.gNetBlock2Linear1W = gNetBlock2Linear1W
-	rec60.scratch = scratch
-	region.Run(rec60, 4)
-	*rec60 = ocannlDecBF16BackwardPart59{}
-	ocannlDecBF16BackwardPart59Records.Put(rec60)
+	rec59 := ocannlDecBF16BackwardPart58Records.Get()
+	rec59.gNetBlock2Linear1W = gNetBlock2Linear1W
+	rec59.scratch = scratch
+	region.Run(rec59, 4)
+	*rec59 = ocannlDecBF16BackwardPart58{}
+	ocannlDecBF16BackwardPart58Records.Put(rec59)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24261,45 +23996,45 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec61 := ocannlDecBF16BackwardPart60Records.Get()
-	rec61.pNetBlock2Linear1W = pNetBlock2Linear1W
-	rec61.scratch = scratch
+	rec60 := ocannlDecBF16BackwardPart59Records.Get()
+	rec60.pNetBlock2Linear1W = pNetBlock2Linear1W
+	rec60.scratch = scratch
 
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec62 := ocannlDecBF16BackwardPart61Records.Get()
-	rec62.scratch = scratch
+	rec61 := ocannlDecBF16BackwardPart60Records.Get()
+	rec61.scratch = scratch
 
 	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g2 =+ g; g2 is net.block#2.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec63 := ocannlDecBF16BackwardPart62Records.Get()
-	rec63.scratch = scratch
+	rec62 := ocannlDecBF16BackwardPart61Records.Get()
+	rec62.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec61, rec62, rec63)
+	region.RunSeq(8, rec60, rec61, rec62)
+	*rec60 = ocannlDecBF16BackwardPart59{}
+	ocannlDecBF16BackwardPart59Records.Put(rec60)
 	*rec61 = ocannlDecBF16BackwardPart60{}
 	ocannlDecBF16BackwardPart60Records.Put(rec61)
-	*rec62 = ocannlDecBF16BackwardPart61{}
-	ocannlDecBF16BackwardPart61Records.Put(rec62)
 	// The 8 partial sums, added in part order.
-	for j71 := range 128 {
-		acc52 := gNetBlock2Dense1B[j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[0][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[1][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[2][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[3][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[4][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[5][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[6][j71]
-		acc52 += rec63.gNetBlock2Dense1BPartial[7][j71]
-		gNetBlock2Dense1B[j71] = acc52
+	for j70 := range 128 {
+		acc52 := gNetBlock2Dense1B[j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[0][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[1][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[2][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[3][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[4][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[5][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[6][j70]
+		acc52 += rec62.gNetBlock2Dense1BPartial[7][j70]
+		gNetBlock2Dense1B[j70] = acc52
 	}
-	rec63.scratch = nil
-	ocannlDecBF16BackwardPart62Records.Put(rec63)
+	rec62.scratch = nil
+	ocannlDecBF16BackwardPart61Records.Put(rec62)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24318,12 +24053,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
-	rec64 := ocannlDecBF16BackwardPart63Records.Get()
-	rec64.gNetBlock2Dense1W = gNetBlock2Dense1W
-	rec64.scratch = scratch
-	region.Run(rec64, 8)
-	*rec64 = ocannlDecBF16BackwardPart63{}
-	ocannlDecBF16BackwardPart63Records.Put(rec64)
+	rec63 := ocannlDecBF16BackwardPart62Records.Get()
+	rec63.gNetBlock2Dense1W = gNetBlock2Dense1W
+	rec63.scratch = scratch
+	region.Run(rec63, 8)
+	*rec63 = ocannlDecBF16BackwardPart62{}
+	ocannlDecBF16BackwardPart62Records.Put(rec63)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g2 =+ v1 * g; g2 is net.block#2.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24342,53 +24077,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec65 := ocannlDecBF16BackwardPart64Records.Get()
-	rec65.pNetBlock2Dense1W = pNetBlock2Dense1W
-	rec65.scratch = scratch
+	rec64 := ocannlDecBF16BackwardPart63Records.Get()
+	rec64.pNetBlock2Dense1W = pNetBlock2Dense1W
+	rec64.scratch = scratch
 
 	// backprop of op 81 (net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlDecBF16BackwardPart65Records.Get()
-	rec66.scratch = scratch
+	rec65 := ocannlDecBF16BackwardPart64Records.Get()
+	rec65.scratch = scratch
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#2.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlDecBF16BackwardPart66Records.Get()
-	rec67.scratch = scratch
+	rec66 := ocannlDecBF16BackwardPart65Records.Get()
+	rec66.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec65, rec66, rec67)
-	*rec65 = ocannlDecBF16BackwardPart64{}
-	ocannlDecBF16BackwardPart64Records.Put(rec65)
+	region.RunSeq(8, rec64, rec65, rec66)
+	*rec64 = ocannlDecBF16BackwardPart63{}
+	ocannlDecBF16BackwardPart63Records.Put(rec64)
 	// The 8 partial sums, added in part order.
-	for j75 := range 64 {
-		acc55 := gNetBlock2LayerNorm2Beta[j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[0][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[1][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[2][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[3][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[4][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[5][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[6][j75]
-		acc55 += rec66.gNetBlock2LayerNorm2BetaPartial[7][j75]
-		gNetBlock2LayerNorm2Beta[j75] = acc55
+	for j74 := range 64 {
+		acc55 := gNetBlock2LayerNorm2Beta[j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[0][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[1][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[2][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[3][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[4][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[5][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[6][j74]
+		acc55 += rec65.gNetBlock2LayerNorm2BetaPartial[7][j74]
+		gNetBlock2LayerNorm2Beta[j74] = acc55
 	}
-	rec66.scratch = nil
+	rec65.scratch = nil
+	ocannlDecBF16BackwardPart64Records.Put(rec65)
+	*rec66 = ocannlDecBF16BackwardPart65{}
 	ocannlDecBF16BackwardPart65Records.Put(rec66)
-	*rec67 = ocannlDecBF16BackwardPart66{}
-	ocannlDecBF16BackwardPart66Records.Put(rec67)
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec68 := ocannlDecBF16BackwardPart67Records.Get()
-	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	*rec68 = ocannlDecBF16BackwardPart67{}
-	ocannlDecBF16BackwardPart67Records.Put(rec68)
+	rec67 := ocannlDecBF16BackwardPart66Records.Get()
+	rec67.scratch = scratch
+	region.Run(rec67, 8)
+	*rec67 = ocannlDecBF16BackwardPart66{}
+	ocannlDecBF16BackwardPart66Records.Put(rec67)
 
 	// backprop of op 79 (_net.block#2.dense#1/x.3 = pointwise sqrt of _net.block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -24411,63 +24146,57 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlDecBF16BackwardPart68Records.Get()
-	rec69.scratch = scratch
+	rec68 := ocannlDecBF16BackwardPart67Records.Get()
+	rec68.scratch = scratch
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec70 := ocannlDecBF16BackwardPart69Records.Get()
-	rec70.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec70.scratch = scratch
+	rec69 := ocannlDecBF16BackwardPart68Records.Get()
+	rec69.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec69.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
+	// 8 parts of i0 on the pool.
+	rec70 := ocannlDecBF16BackwardPart69Records.Get()
+	rec70.scratch = scratch
+
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec71 := ocannlDecBF16BackwardPart70Records.Get()
 	rec71.scratch = scratch
 
-	// backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_2_var_1_grad = [8][16][64]float32{}
-	}
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec72 := ocannlDecBF16BackwardPart71Records.Get()
 	rec72.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
+	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
 	// 8 parts of i0 on the pool.
 	rec73 := ocannlDecBF16BackwardPart72Records.Get()
 	rec73.scratch = scratch
 
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec74 := ocannlDecBF16BackwardPart73Records.Get()
-	rec74.scratch = scratch
-
-	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
-	// 8 parts of i0 on the pool.
-	rec75 := ocannlDecBF16BackwardPart74Records.Get()
-	rec75.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec69, rec70, rec71, rec72, rec73, rec74, rec75)
+	region.RunSeq(8, rec68, rec69, rec70, rec71, rec72, rec73)
 	// The 8 partial sums, added in part order.
-	for j79 := range 64 {
-		acc58 := gNetBlock2LayerNorm2Gamma[j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[0][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[1][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[2][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[3][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[4][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[5][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[6][j79]
-		acc58 += rec69.gNetBlock2LayerNorm2GammaPartial[7][j79]
-		gNetBlock2LayerNorm2Gamma[j79] = acc58
+	for j78 := range 64 {
+		acc58 := gNetBlock2LayerNorm2Gamma[j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[0][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[1][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[2][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[3][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[4][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[5][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[6][j78]
+		acc58 += rec68.gNetBlock2LayerNorm2GammaPartial[7][j78]
+		gNetBlock2LayerNorm2Gamma[j78] = acc58
 	}
-	rec69.scratch = nil
+	rec68.scratch = nil
+	ocannlDecBF16BackwardPart67Records.Put(rec68)
+	*rec69 = ocannlDecBF16BackwardPart68{}
 	ocannlDecBF16BackwardPart68Records.Put(rec69)
 	*rec70 = ocannlDecBF16BackwardPart69{}
 	ocannlDecBF16BackwardPart69Records.Put(rec70)
@@ -24477,18 +24206,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart71Records.Put(rec72)
 	*rec73 = ocannlDecBF16BackwardPart72{}
 	ocannlDecBF16BackwardPart72Records.Put(rec73)
-	*rec74 = ocannlDecBF16BackwardPart73{}
-	ocannlDecBF16BackwardPart73Records.Put(rec74)
-	*rec75 = ocannlDecBF16BackwardPart74{}
-	ocannlDecBF16BackwardPart74Records.Put(rec75)
 
 	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec76 := ocannlDecBF16BackwardPart75Records.Get()
-	rec76.scratch = scratch
-	region.Run(rec76, 8)
-	*rec76 = ocannlDecBF16BackwardPart75{}
-	ocannlDecBF16BackwardPart75Records.Put(rec76)
+	rec74 := ocannlDecBF16BackwardPart73Records.Get()
+	rec74.scratch = scratch
+	region.Run(rec74, 8)
+	*rec74 = ocannlDecBF16BackwardPart73{}
+	ocannlDecBF16BackwardPart73Records.Put(rec74)
 
 	// backprop of op 72 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -24534,12 +24259,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec77 := ocannlDecBF16BackwardPart76Records.Get()
-	rec77.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec77.scratch = scratch
-	region.Run(rec77, 4)
-	*rec77 = ocannlDecBF16BackwardPart76{}
-	ocannlDecBF16BackwardPart76Records.Put(rec77)
+	rec75 := ocannlDecBF16BackwardPart74Records.Get()
+	rec75.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec75.scratch = scratch
+	region.Run(rec75, 4)
+	*rec75 = ocannlDecBF16BackwardPart74{}
+	ocannlDecBF16BackwardPart74Records.Put(rec75)
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24558,53 +24283,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec78 := ocannlDecBF16BackwardPart77Records.Get()
-	rec78.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec78.scratch = scratch
+	rec76 := ocannlDecBF16BackwardPart75Records.Get()
+	rec76.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec76.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec79 := ocannlDecBF16BackwardPart78Records.Get()
-	rec79.scratch = scratch
+	rec77 := ocannlDecBF16BackwardPart76Records.Get()
+	rec77.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlDecBF16BackwardPart79Records.Get()
-	rec80.scratch = scratch
+	rec78 := ocannlDecBF16BackwardPart77Records.Get()
+	rec78.scratch = scratch
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlDecBF16BackwardPart80Records.Get()
-	rec81.scratch = scratch
+	rec79 := ocannlDecBF16BackwardPart78Records.Get()
+	rec79.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec78, rec79, rec80, rec81)
+	region.RunSeq(8, rec76, rec77, rec78, rec79)
+	*rec76 = ocannlDecBF16BackwardPart75{}
+	ocannlDecBF16BackwardPart75Records.Put(rec76)
+	*rec77 = ocannlDecBF16BackwardPart76{}
+	ocannlDecBF16BackwardPart76Records.Put(rec77)
 	*rec78 = ocannlDecBF16BackwardPart77{}
 	ocannlDecBF16BackwardPart77Records.Put(rec78)
 	*rec79 = ocannlDecBF16BackwardPart78{}
 	ocannlDecBF16BackwardPart78Records.Put(rec79)
-	*rec80 = ocannlDecBF16BackwardPart79{}
-	ocannlDecBF16BackwardPart79Records.Put(rec80)
-	*rec81 = ocannlDecBF16BackwardPart80{}
-	ocannlDecBF16BackwardPart80Records.Put(rec81)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec82 := ocannlDecBF16BackwardPart81Records.Get()
-	rec82.scratch = scratch
-	region.Run(rec82, 8)
-	*rec82 = ocannlDecBF16BackwardPart81{}
-	ocannlDecBF16BackwardPart81Records.Put(rec82)
+	rec80 := ocannlDecBF16BackwardPart79Records.Get()
+	rec80.scratch = scratch
+	region.Run(rec80, 8)
+	*rec80 = ocannlDecBF16BackwardPart79{}
+	ocannlDecBF16BackwardPart79Records.Put(rec80)
 
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
@@ -24657,10 +24382,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	} else if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
-		for j94 := range 8 {
-			for j95 := range 16 {
-				for j96 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_63[j94][j95][j96][0] = 16
+		for j92 := range 8 {
+			for j93 := range 16 {
+				for j94 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_63[j92][j93][j94][0] = 16
 				}
 			}
 		}
@@ -24668,21 +24393,21 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec83 := ocannlDecBF16BackwardPart82Records.Get()
-	rec83.scratch = scratch
+	rec81 := ocannlDecBF16BackwardPart80Records.Get()
+	rec81.scratch = scratch
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#2.masked_attention#1/m.argmax@63
 	// 8 parts of i1 on the pool.
-	rec84 := ocannlDecBF16BackwardPart83Records.Get()
-	rec84.scratch = scratch
+	rec82 := ocannlDecBF16BackwardPart81Records.Get()
+	rec82.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec83, rec84)
-	*rec83 = ocannlDecBF16BackwardPart82{}
-	ocannlDecBF16BackwardPart82Records.Put(rec83)
-	*rec84 = ocannlDecBF16BackwardPart83{}
-	ocannlDecBF16BackwardPart83Records.Put(rec84)
+	region.RunSeq(8, rec81, rec82)
+	*rec81 = ocannlDecBF16BackwardPart80{}
+	ocannlDecBF16BackwardPart80Records.Put(rec81)
+	*rec82 = ocannlDecBF16BackwardPart81{}
+	ocannlDecBF16BackwardPart81Records.Put(rec82)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -24698,15 +24423,15 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r97 float32
+						var r95 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_63V {
-							r97 = 1
+							r95 = 1
 						}
-						r98 := float32(0)
-						if r97 != 0 {
-							r98 = net_block_2_masked_attention_1_m_gradV
+						r96 := float32(0)
+						if r95 != 0 {
+							r96 = net_block_2_masked_attention_1_m_gradV
 						}
-						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r98
+						net_block_2_masked_attention_1_ex_1_gradRow3[i3] += r96
 					}
 				}
 			}
@@ -24733,11 +24458,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_2_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_1_gradRow := &scratch.net_block_2_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r99 := float32(0)
+						r97 := float32(0)
 						if maskRow3[i3] != 0 {
-							r99 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
+							r97 = net_block_2_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r99 + 0) / net_block_2_masked_attention_1_scores_2V2
+						net_block_2_masked_attention_1_scores_1_gradRow[i3] += (r97 + 0) / net_block_2_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -24749,24 +24474,24 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		scratch.net_block_2_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec85 := ocannlDecBF16BackwardPart84Records.Get()
-	rec85.scratch = scratch
+	rec83 := ocannlDecBF16BackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec86 := ocannlDecBF16BackwardPart85Records.Get()
-	rec86.scratch = scratch
+	rec84 := ocannlDecBF16BackwardPart83Records.Get()
+	rec84.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec85, rec86)
-	*rec85 = ocannlDecBF16BackwardPart84{}
-	ocannlDecBF16BackwardPart84Records.Put(rec85)
-	*rec86 = ocannlDecBF16BackwardPart85{}
-	ocannlDecBF16BackwardPart85Records.Put(rec86)
+	region.RunSeq(8, rec83, rec84)
+	*rec83 = ocannlDecBF16BackwardPart82{}
+	ocannlDecBF16BackwardPart82Records.Put(rec83)
+	*rec84 = ocannlDecBF16BackwardPart83{}
+	ocannlDecBF16BackwardPart83Records.Put(rec84)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24785,12 +24510,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec87 := ocannlDecBF16BackwardPart86Records.Get()
-	rec87.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec87.scratch = scratch
-	region.Run(rec87, 4)
-	*rec87 = ocannlDecBF16BackwardPart86{}
-	ocannlDecBF16BackwardPart86Records.Put(rec87)
+	rec85 := ocannlDecBF16BackwardPart84Records.Get()
+	rec85.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec85.scratch = scratch
+	region.Run(rec85, 4)
+	*rec85 = ocannlDecBF16BackwardPart84{}
+	ocannlDecBF16BackwardPart84Records.Put(rec85)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24809,12 +24534,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec88 := ocannlDecBF16BackwardPart87Records.Get()
-	rec88.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec88.scratch = scratch
-	region.Run(rec88, 8)
-	*rec88 = ocannlDecBF16BackwardPart87{}
-	ocannlDecBF16BackwardPart87Records.Put(rec88)
+	rec86 := ocannlDecBF16BackwardPart85Records.Get()
+	rec86.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
+	rec86.scratch = scratch
+	region.Run(rec86, 8)
+	*rec86 = ocannlDecBF16BackwardPart85{}
+	ocannlDecBF16BackwardPart85Records.Put(rec86)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24833,12 +24558,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec89 := ocannlDecBF16BackwardPart88Records.Get()
-	rec89.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec89.scratch = scratch
-	region.Run(rec89, 4)
-	*rec89 = ocannlDecBF16BackwardPart88{}
-	ocannlDecBF16BackwardPart88Records.Put(rec89)
+	rec87 := ocannlDecBF16BackwardPart86Records.Get()
+	rec87.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
+	rec87.scratch = scratch
+	region.Run(rec87, 4)
+	*rec87 = ocannlDecBF16BackwardPart86{}
+	ocannlDecBF16BackwardPart86Records.Put(rec87)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF162, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
@@ -24853,12 +24578,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec90 := ocannlDecBF16BackwardPart89Records.Get()
-	rec90.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
-	rec90.scratch = scratch
-	region.Run(rec90, 8)
-	*rec90 = ocannlDecBF16BackwardPart89{}
-	ocannlDecBF16BackwardPart89Records.Put(rec90)
+	rec88 := ocannlDecBF16BackwardPart87Records.Get()
+	rec88.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec88.scratch = scratch
+	region.Run(rec88, 8)
+	*rec88 = ocannlDecBF16BackwardPart87{}
+	ocannlDecBF16BackwardPart87Records.Put(rec88)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -24877,12 +24602,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec91 := ocannlDecBF16BackwardPart90Records.Get()
-	rec91.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
-	rec91.scratch = scratch
-	region.Run(rec91, 4)
-	*rec91 = ocannlDecBF16BackwardPart90{}
-	ocannlDecBF16BackwardPart90Records.Put(rec91)
+	rec89 := ocannlDecBF16BackwardPart88Records.Get()
+	rec89.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec89.scratch = scratch
+	region.Run(rec89, 4)
+	*rec89 = ocannlDecBF16BackwardPart88{}
+	ocannlDecBF16BackwardPart88Records.Put(rec89)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF162, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
@@ -24897,53 +24622,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec92 := ocannlDecBF16BackwardPart91Records.Get()
-	rec92.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
-	rec92.scratch = scratch
+	rec90 := ocannlDecBF16BackwardPart89Records.Get()
+	rec90.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec90.scratch = scratch
 
 	// backprop of op 55 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec93 := ocannlDecBF16BackwardPart92Records.Get()
-	rec93.scratch = scratch
+	rec91 := ocannlDecBF16BackwardPart90Records.Get()
+	rec91.scratch = scratch
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec94 := ocannlDecBF16BackwardPart93Records.Get()
-	rec94.scratch = scratch
+	rec92 := ocannlDecBF16BackwardPart91Records.Get()
+	rec92.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec92, rec93, rec94)
+	region.RunSeq(8, rec90, rec91, rec92)
+	*rec90 = ocannlDecBF16BackwardPart89{}
+	ocannlDecBF16BackwardPart89Records.Put(rec90)
+	// The 8 partial sums, added in part order.
+	for j105 := range 64 {
+		acc69 := gNetBlock2LayerNorm1Beta[j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[0][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[1][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[2][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[3][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[4][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[5][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[6][j105]
+		acc69 += rec91.gNetBlock2LayerNorm1BetaPartial[7][j105]
+		gNetBlock2LayerNorm1Beta[j105] = acc69
+	}
+	rec91.scratch = nil
+	ocannlDecBF16BackwardPart90Records.Put(rec91)
 	*rec92 = ocannlDecBF16BackwardPart91{}
 	ocannlDecBF16BackwardPart91Records.Put(rec92)
-	// The 8 partial sums, added in part order.
-	for j107 := range 64 {
-		acc69 := gNetBlock2LayerNorm1Beta[j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[0][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[1][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[2][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[3][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[4][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[5][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[6][j107]
-		acc69 += rec93.gNetBlock2LayerNorm1BetaPartial[7][j107]
-		gNetBlock2LayerNorm1Beta[j107] = acc69
-	}
-	rec93.scratch = nil
-	ocannlDecBF16BackwardPart92Records.Put(rec93)
-	*rec94 = ocannlDecBF16BackwardPart93{}
-	ocannlDecBF16BackwardPart93Records.Put(rec94)
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec95 := ocannlDecBF16BackwardPart94Records.Get()
-	rec95.scratch = scratch
-	region.Run(rec95, 8)
-	*rec95 = ocannlDecBF16BackwardPart94{}
-	ocannlDecBF16BackwardPart94Records.Put(rec95)
+	rec93 := ocannlDecBF16BackwardPart92Records.Get()
+	rec93.scratch = scratch
+	region.Run(rec93, 8)
+	*rec93 = ocannlDecBF16BackwardPart92{}
+	ocannlDecBF16BackwardPart92Records.Put(rec93)
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -24966,63 +24691,59 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec96 := ocannlDecBF16BackwardPart95Records.Get()
-	rec96.scratch = scratch
+	rec94 := ocannlDecBF16BackwardPart93Records.Get()
+	rec94.scratch = scratch
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec97 := ocannlDecBF16BackwardPart96Records.Get()
-	rec97.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec97.scratch = scratch
+	rec95 := ocannlDecBF16BackwardPart94Records.Get()
+	rec95.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec95.scratch = scratch
 
 	// backprop of op 50 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
+	// 8 parts of i0 on the pool.
+	rec96 := ocannlDecBF16BackwardPart95Records.Get()
+	rec96.scratch = scratch
+
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
+	rec97 := ocannlDecBF16BackwardPart96Records.Get()
+	rec97.scratch = scratch
+
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec98 := ocannlDecBF16BackwardPart97Records.Get()
 	rec98.scratch = scratch
 
-	// backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_2_layer_norm_1_var_1_grad = [8][16][64]float32{}
-	}
+	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
 	// 8 parts of i0 on the pool.
 	rec99 := ocannlDecBF16BackwardPart98Records.Get()
 	rec99.scratch = scratch
 
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec100 := ocannlDecBF16BackwardPart99Records.Get()
-	rec100.scratch = scratch
-
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec101 := ocannlDecBF16BackwardPart100Records.Get()
-	rec101.scratch = scratch
-
-	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
-	// 8 parts of i0 on the pool.
-	rec102 := ocannlDecBF16BackwardPart101Records.Get()
-	rec102.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec96, rec97, rec98, rec99, rec100, rec101, rec102)
+	region.RunSeq(8, rec94, rec95, rec96, rec97, rec98, rec99)
 	// The 8 partial sums, added in part order.
-	for j111 := range 64 {
-		acc72 := gNetBlock2LayerNorm1Gamma[j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[0][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[1][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[2][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[3][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[4][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[5][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[6][j111]
-		acc72 += rec96.gNetBlock2LayerNorm1GammaPartial[7][j111]
-		gNetBlock2LayerNorm1Gamma[j111] = acc72
+	for j109 := range 64 {
+		acc72 := gNetBlock2LayerNorm1Gamma[j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[0][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[1][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[2][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[3][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[4][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[5][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[6][j109]
+		acc72 += rec94.gNetBlock2LayerNorm1GammaPartial[7][j109]
+		gNetBlock2LayerNorm1Gamma[j109] = acc72
 	}
-	rec96.scratch = nil
+	rec94.scratch = nil
+	ocannlDecBF16BackwardPart93Records.Put(rec94)
+	*rec95 = ocannlDecBF16BackwardPart94{}
+	ocannlDecBF16BackwardPart94Records.Put(rec95)
+	*rec96 = ocannlDecBF16BackwardPart95{}
 	ocannlDecBF16BackwardPart95Records.Put(rec96)
 	*rec97 = ocannlDecBF16BackwardPart96{}
 	ocannlDecBF16BackwardPart96Records.Put(rec97)
@@ -25030,20 +24751,14 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart97Records.Put(rec98)
 	*rec99 = ocannlDecBF16BackwardPart98{}
 	ocannlDecBF16BackwardPart98Records.Put(rec99)
-	*rec100 = ocannlDecBF16BackwardPart99{}
-	ocannlDecBF16BackwardPart99Records.Put(rec100)
-	*rec101 = ocannlDecBF16BackwardPart100{}
-	ocannlDecBF16BackwardPart100Records.Put(rec101)
-	*rec102 = ocannlDecBF16BackwardPart101{}
-	ocannlDecBF16BackwardPart101Records.Put(rec102)
 
 	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec103 := ocannlDecBF16BackwardPart102Records.Get()
-	rec103.scratch = scratch
-	region.Run(rec103, 8)
-	*rec103 = ocannlDecBF16BackwardPart102{}
-	ocannlDecBF16BackwardPart102Records.Put(rec103)
+	rec100 := ocannlDecBF16BackwardPart99Records.Get()
+	rec100.scratch = scratch
+	region.Run(rec100, 8)
+	*rec100 = ocannlDecBF16BackwardPart99{}
+	ocannlDecBF16BackwardPart99Records.Put(rec100)
 
 	// backprop of op 46 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -25074,24 +24789,24 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec104 := ocannlDecBF16BackwardPart103Records.Get()
-	rec104.scratch = scratch
-	region.Run(rec104, 8)
+	rec101 := ocannlDecBF16BackwardPart100Records.Get()
+	rec101.scratch = scratch
+	region.Run(rec101, 8)
 	// The 8 partial sums, added in part order.
-	for j120 := range 64 {
-		acc75 := gNetBlock1Linear1B[j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[0][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[1][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[2][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[3][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[4][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[5][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[6][j120]
-		acc75 += rec104.gNetBlock1Linear1BPartial[7][j120]
-		gNetBlock1Linear1B[j120] = acc75
+	for j117 := range 64 {
+		acc75 := gNetBlock1Linear1B[j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[0][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[1][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[2][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[3][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[4][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[5][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[6][j117]
+		acc75 += rec101.gNetBlock1Linear1BPartial[7][j117]
+		gNetBlock1Linear1B[j117] = acc75
 	}
-	rec104.scratch = nil
-	ocannlDecBF16BackwardPart103Records.Put(rec104)
+	rec101.scratch = nil
+	ocannlDecBF16BackwardPart100Records.Put(rec101)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25110,12 +24825,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec105 := ocannlDecBF16BackwardPart104Records.Get()
-	rec105.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec105.scratch = scratch
-	region.Run(rec105, 4)
-	*rec105 = ocannlDecBF16BackwardPart104{}
-	ocannlDecBF16BackwardPart104Records.Put(rec105)
+	rec102 := ocannlDecBF16BackwardPart101Records.Get()
+	rec102.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec102.scratch = scratch
+	region.Run(rec102, 4)
+	*rec102 = ocannlDecBF16BackwardPart101{}
+	ocannlDecBF16BackwardPart101Records.Put(rec102)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25134,45 +24849,45 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec106 := ocannlDecBF16BackwardPart105Records.Get()
-	rec106.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec106.scratch = scratch
+	rec103 := ocannlDecBF16BackwardPart102Records.Get()
+	rec103.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec103.scratch = scratch
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec107 := ocannlDecBF16BackwardPart106Records.Get()
-	rec107.scratch = scratch
+	rec104 := ocannlDecBF16BackwardPart103Records.Get()
+	rec104.scratch = scratch
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g2 =+ g; g2 is net.block#1.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec108 := ocannlDecBF16BackwardPart107Records.Get()
-	rec108.scratch = scratch
+	rec105 := ocannlDecBF16BackwardPart104Records.Get()
+	rec105.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec106, rec107, rec108)
-	*rec106 = ocannlDecBF16BackwardPart105{}
-	ocannlDecBF16BackwardPart105Records.Put(rec106)
-	*rec107 = ocannlDecBF16BackwardPart106{}
-	ocannlDecBF16BackwardPart106Records.Put(rec107)
+	region.RunSeq(8, rec103, rec104, rec105)
+	*rec103 = ocannlDecBF16BackwardPart102{}
+	ocannlDecBF16BackwardPart102Records.Put(rec103)
+	*rec104 = ocannlDecBF16BackwardPart103{}
+	ocannlDecBF16BackwardPart103Records.Put(rec104)
 	// The 8 partial sums, added in part order.
-	for j125 := range 128 {
-		acc78 := gNetBlock1Dense1B[j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[0][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[1][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[2][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[3][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[4][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[5][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[6][j125]
-		acc78 += rec108.gNetBlock1Dense1BPartial[7][j125]
-		gNetBlock1Dense1B[j125] = acc78
+	for j122 := range 128 {
+		acc78 := gNetBlock1Dense1B[j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[0][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[1][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[2][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[3][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[4][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[5][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[6][j122]
+		acc78 += rec105.gNetBlock1Dense1BPartial[7][j122]
+		gNetBlock1Dense1B[j122] = acc78
 	}
-	rec108.scratch = nil
-	ocannlDecBF16BackwardPart107Records.Put(rec108)
+	rec105.scratch = nil
+	ocannlDecBF16BackwardPart104Records.Put(rec105)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25191,12 +24906,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
-	rec109 := ocannlDecBF16BackwardPart108Records.Get()
-	rec109.gNetBlock1Dense1W = gNetBlock1Dense1W
-	rec109.scratch = scratch
-	region.Run(rec109, 8)
-	*rec109 = ocannlDecBF16BackwardPart108{}
-	ocannlDecBF16BackwardPart108Records.Put(rec109)
+	rec106 := ocannlDecBF16BackwardPart105Records.Get()
+	rec106.gNetBlock1Dense1W = gNetBlock1Dense1W
+	rec106.scratch = scratch
+	region.Run(rec106, 8)
+	*rec106 = ocannlDecBF16BackwardPart105{}
+	ocannlDecBF16BackwardPart105Records.Put(rec106)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g2 =+ v1 * g; g2 is net.block#1.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25215,53 +24930,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec110 := ocannlDecBF16BackwardPart109Records.Get()
-	rec110.pNetBlock1Dense1W = pNetBlock1Dense1W
-	rec110.scratch = scratch
+	rec107 := ocannlDecBF16BackwardPart106Records.Get()
+	rec107.pNetBlock1Dense1W = pNetBlock1Dense1W
+	rec107.scratch = scratch
 
 	// backprop of op 38 (net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec111 := ocannlDecBF16BackwardPart110Records.Get()
-	rec111.scratch = scratch
+	rec108 := ocannlDecBF16BackwardPart107Records.Get()
+	rec108.scratch = scratch
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#1.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlDecBF16BackwardPart111Records.Get()
-	rec112.scratch = scratch
+	rec109 := ocannlDecBF16BackwardPart108Records.Get()
+	rec109.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec110, rec111, rec112)
-	*rec110 = ocannlDecBF16BackwardPart109{}
-	ocannlDecBF16BackwardPart109Records.Put(rec110)
+	region.RunSeq(8, rec107, rec108, rec109)
+	*rec107 = ocannlDecBF16BackwardPart106{}
+	ocannlDecBF16BackwardPart106Records.Put(rec107)
 	// The 8 partial sums, added in part order.
-	for j129 := range 64 {
-		acc81 := gNetBlock1LayerNorm2Beta[j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[0][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[1][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[2][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[3][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[4][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[5][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[6][j129]
-		acc81 += rec111.gNetBlock1LayerNorm2BetaPartial[7][j129]
-		gNetBlock1LayerNorm2Beta[j129] = acc81
+	for j126 := range 64 {
+		acc81 := gNetBlock1LayerNorm2Beta[j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[0][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[1][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[2][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[3][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[4][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[5][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[6][j126]
+		acc81 += rec108.gNetBlock1LayerNorm2BetaPartial[7][j126]
+		gNetBlock1LayerNorm2Beta[j126] = acc81
 	}
-	rec111.scratch = nil
-	ocannlDecBF16BackwardPart110Records.Put(rec111)
-	*rec112 = ocannlDecBF16BackwardPart111{}
-	ocannlDecBF16BackwardPart111Records.Put(rec112)
+	rec108.scratch = nil
+	ocannlDecBF16BackwardPart107Records.Put(rec108)
+	*rec109 = ocannlDecBF16BackwardPart108{}
+	ocannlDecBF16BackwardPart108Records.Put(rec109)
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec113 := ocannlDecBF16BackwardPart112Records.Get()
-	rec113.scratch = scratch
-	region.Run(rec113, 8)
-	*rec113 = ocannlDecBF16BackwardPart112{}
-	ocannlDecBF16BackwardPart112Records.Put(rec113)
+	rec110 := ocannlDecBF16BackwardPart109Records.Get()
+	rec110.scratch = scratch
+	region.Run(rec110, 8)
+	*rec110 = ocannlDecBF16BackwardPart109{}
+	ocannlDecBF16BackwardPart109Records.Put(rec110)
 
 	// backprop of op 36 (_net.block#1.dense#1/x.3 = pointwise sqrt of _net.block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -25284,84 +24999,74 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec114 := ocannlDecBF16BackwardPart113Records.Get()
-	rec114.scratch = scratch
+	rec111 := ocannlDecBF16BackwardPart110Records.Get()
+	rec111.scratch = scratch
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec115 := ocannlDecBF16BackwardPart114Records.Get()
-	rec115.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec115.scratch = scratch
+	rec112 := ocannlDecBF16BackwardPart111Records.Get()
+	rec112.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec112.scratch = scratch
 
 	// backprop of op 33 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
+	// 8 parts of i0 on the pool.
+	rec113 := ocannlDecBF16BackwardPart112Records.Get()
+	rec113.scratch = scratch
+
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec114 := ocannlDecBF16BackwardPart113Records.Get()
+	rec114.scratch = scratch
+
+	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec115 := ocannlDecBF16BackwardPart114Records.Get()
+	rec115.scratch = scratch
+
+	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i0 on the pool.
 	rec116 := ocannlDecBF16BackwardPart115Records.Get()
 	rec116.scratch = scratch
 
-	// backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_2_var_1_grad = [8][16][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec117 := ocannlDecBF16BackwardPart116Records.Get()
-	rec117.scratch = scratch
-
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec118 := ocannlDecBF16BackwardPart117Records.Get()
-	rec118.scratch = scratch
-
-	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec119 := ocannlDecBF16BackwardPart118Records.Get()
-	rec119.scratch = scratch
-
-	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
-	// 8 parts of i0 on the pool.
-	rec120 := ocannlDecBF16BackwardPart119Records.Get()
-	rec120.scratch = scratch
-
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec114, rec115, rec116, rec117, rec118, rec119, rec120)
+	region.RunSeq(8, rec111, rec112, rec113, rec114, rec115, rec116)
 	// The 8 partial sums, added in part order.
-	for j133 := range 64 {
-		acc84 := gNetBlock1LayerNorm2Gamma[j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[0][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[1][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[2][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[3][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[4][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[5][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[6][j133]
-		acc84 += rec114.gNetBlock1LayerNorm2GammaPartial[7][j133]
-		gNetBlock1LayerNorm2Gamma[j133] = acc84
+	for j130 := range 64 {
+		acc84 := gNetBlock1LayerNorm2Gamma[j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[0][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[1][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[2][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[3][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[4][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[5][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[6][j130]
+		acc84 += rec111.gNetBlock1LayerNorm2GammaPartial[7][j130]
+		gNetBlock1LayerNorm2Gamma[j130] = acc84
 	}
-	rec114.scratch = nil
+	rec111.scratch = nil
+	ocannlDecBF16BackwardPart110Records.Put(rec111)
+	*rec112 = ocannlDecBF16BackwardPart111{}
+	ocannlDecBF16BackwardPart111Records.Put(rec112)
+	*rec113 = ocannlDecBF16BackwardPart112{}
+	ocannlDecBF16BackwardPart112Records.Put(rec113)
+	*rec114 = ocannlDecBF16BackwardPart113{}
 	ocannlDecBF16BackwardPart113Records.Put(rec114)
 	*rec115 = ocannlDecBF16BackwardPart114{}
 	ocannlDecBF16BackwardPart114Records.Put(rec115)
 	*rec116 = ocannlDecBF16BackwardPart115{}
 	ocannlDecBF16BackwardPart115Records.Put(rec116)
-	*rec117 = ocannlDecBF16BackwardPart116{}
-	ocannlDecBF16BackwardPart116Records.Put(rec117)
-	*rec118 = ocannlDecBF16BackwardPart117{}
-	ocannlDecBF16BackwardPart117Records.Put(rec118)
-	*rec119 = ocannlDecBF16BackwardPart118{}
-	ocannlDecBF16BackwardPart118Records.Put(rec119)
-	*rec120 = ocannlDecBF16BackwardPart119{}
-	ocannlDecBF16BackwardPart119Records.Put(rec120)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec121 := ocannlDecBF16BackwardPart120Records.Get()
-	rec121.scratch = scratch
-	region.Run(rec121, 8)
-	*rec121 = ocannlDecBF16BackwardPart120{}
-	ocannlDecBF16BackwardPart120Records.Put(rec121)
+	rec117 := ocannlDecBF16BackwardPart116Records.Get()
+	rec117.scratch = scratch
+	region.Run(rec117, 8)
+	*rec117 = ocannlDecBF16BackwardPart116{}
+	ocannlDecBF16BackwardPart116Records.Put(rec117)
 
 	// backprop of op 29 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -25407,12 +25112,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i3 on the pool.
-	rec122 := ocannlDecBF16BackwardPart121Records.Get()
-	rec122.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec122.scratch = scratch
-	region.Run(rec122, 4)
-	*rec122 = ocannlDecBF16BackwardPart121{}
-	ocannlDecBF16BackwardPart121Records.Put(rec122)
+	rec118 := ocannlDecBF16BackwardPart117Records.Get()
+	rec118.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec118.scratch = scratch
+	region.Run(rec118, 4)
+	*rec118 = ocannlDecBF16BackwardPart117{}
+	ocannlDecBF16BackwardPart117Records.Put(rec118)
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25431,53 +25136,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec123 := ocannlDecBF16BackwardPart122Records.Get()
-	rec123.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec123.scratch = scratch
+	rec119 := ocannlDecBF16BackwardPart118Records.Get()
+	rec119.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec119.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec124 := ocannlDecBF16BackwardPart123Records.Get()
-	rec124.scratch = scratch
+	rec120 := ocannlDecBF16BackwardPart119Records.Get()
+	rec120.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec125 := ocannlDecBF16BackwardPart124Records.Get()
-	rec125.scratch = scratch
+	rec121 := ocannlDecBF16BackwardPart120Records.Get()
+	rec121.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec126 := ocannlDecBF16BackwardPart125Records.Get()
-	rec126.scratch = scratch
+	rec122 := ocannlDecBF16BackwardPart121Records.Get()
+	rec122.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec123, rec124, rec125, rec126)
-	*rec123 = ocannlDecBF16BackwardPart122{}
-	ocannlDecBF16BackwardPart122Records.Put(rec123)
-	*rec124 = ocannlDecBF16BackwardPart123{}
-	ocannlDecBF16BackwardPart123Records.Put(rec124)
-	*rec125 = ocannlDecBF16BackwardPart124{}
-	ocannlDecBF16BackwardPart124Records.Put(rec125)
-	*rec126 = ocannlDecBF16BackwardPart125{}
-	ocannlDecBF16BackwardPart125Records.Put(rec126)
+	region.RunSeq(8, rec119, rec120, rec121, rec122)
+	*rec119 = ocannlDecBF16BackwardPart118{}
+	ocannlDecBF16BackwardPart118Records.Put(rec119)
+	*rec120 = ocannlDecBF16BackwardPart119{}
+	ocannlDecBF16BackwardPart119Records.Put(rec120)
+	*rec121 = ocannlDecBF16BackwardPart120{}
+	ocannlDecBF16BackwardPart120Records.Put(rec121)
+	*rec122 = ocannlDecBF16BackwardPart121{}
+	ocannlDecBF16BackwardPart121Records.Put(rec122)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec127 := ocannlDecBF16BackwardPart126Records.Get()
-	rec127.scratch = scratch
-	region.Run(rec127, 8)
-	*rec127 = ocannlDecBF16BackwardPart126{}
-	ocannlDecBF16BackwardPart126Records.Put(rec127)
+	rec123 := ocannlDecBF16BackwardPart122Records.Get()
+	rec123.scratch = scratch
+	region.Run(rec123, 8)
+	*rec123 = ocannlDecBF16BackwardPart122{}
+	ocannlDecBF16BackwardPart122Records.Put(rec123)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
@@ -25530,10 +25235,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	} else if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j148 := range 8 {
-			for j149 := range 16 {
-				for j150 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j148][j149][j150][0] = 16
+		for j144 := range 8 {
+			for j145 := range 16 {
+				for j146 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j144][j145][j146][0] = 16
 				}
 			}
 		}
@@ -25541,21 +25246,21 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec128 := ocannlDecBF16BackwardPart127Records.Get()
-	rec128.scratch = scratch
+	rec124 := ocannlDecBF16BackwardPart123Records.Get()
+	rec124.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec129 := ocannlDecBF16BackwardPart128Records.Get()
-	rec129.scratch = scratch
+	rec125 := ocannlDecBF16BackwardPart124Records.Get()
+	rec125.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec128, rec129)
-	*rec128 = ocannlDecBF16BackwardPart127{}
-	ocannlDecBF16BackwardPart127Records.Put(rec128)
-	*rec129 = ocannlDecBF16BackwardPart128{}
-	ocannlDecBF16BackwardPart128Records.Put(rec129)
+	region.RunSeq(8, rec124, rec125)
+	*rec124 = ocannlDecBF16BackwardPart123{}
+	ocannlDecBF16BackwardPart123Records.Put(rec124)
+	*rec125 = ocannlDecBF16BackwardPart124{}
+	ocannlDecBF16BackwardPart124Records.Put(rec125)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -25571,15 +25276,15 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r149 float32
+						var r145 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r149 = 1
+							r145 = 1
 						}
-						r150 := float32(0)
-						if r149 != 0 {
-							r150 = net_block_1_masked_attention_1_m_gradV
+						r146 := float32(0)
+						if r145 != 0 {
+							r146 = net_block_1_masked_attention_1_m_gradV
 						}
-						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r150
+						net_block_1_masked_attention_1_ex_1_gradRow3[i3] += r146
 					}
 				}
 			}
@@ -25606,11 +25311,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_1_masked_attention_1_ex_1_gradRow4 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_1_gradRow := &scratch.net_block_1_masked_attention_1_scores_1_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r151 := float32(0)
+						r147 := float32(0)
 						if maskRow4[i3] != 0 {
-							r151 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
+							r147 = net_block_1_masked_attention_1_ex_1_gradRow4[i3]
 						}
-						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r151 + 0) / net_block_1_masked_attention_1_scores_2V2
+						net_block_1_masked_attention_1_scores_1_gradRow[i3] += (r147 + 0) / net_block_1_masked_attention_1_scores_2V2
 					}
 				}
 			}
@@ -25622,24 +25327,24 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		scratch.net_block_1_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec130 := ocannlDecBF16BackwardPart129Records.Get()
-	rec130.scratch = scratch
+	rec126 := ocannlDecBF16BackwardPart125Records.Get()
+	rec126.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec131 := ocannlDecBF16BackwardPart130Records.Get()
-	rec131.scratch = scratch
+	rec127 := ocannlDecBF16BackwardPart126Records.Get()
+	rec127.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec130, rec131)
-	*rec130 = ocannlDecBF16BackwardPart129{}
-	ocannlDecBF16BackwardPart129Records.Put(rec130)
-	*rec131 = ocannlDecBF16BackwardPart130{}
-	ocannlDecBF16BackwardPart130Records.Put(rec131)
+	region.RunSeq(8, rec126, rec127)
+	*rec126 = ocannlDecBF16BackwardPart125{}
+	ocannlDecBF16BackwardPart125Records.Put(rec126)
+	*rec127 = ocannlDecBF16BackwardPart126{}
+	ocannlDecBF16BackwardPart126Records.Put(rec127)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25658,12 +25363,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec132 := ocannlDecBF16BackwardPart131Records.Get()
-	rec132.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec132.scratch = scratch
-	region.Run(rec132, 4)
-	*rec132 = ocannlDecBF16BackwardPart131{}
-	ocannlDecBF16BackwardPart131Records.Put(rec132)
+	rec128 := ocannlDecBF16BackwardPart127Records.Get()
+	rec128.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec128.scratch = scratch
+	region.Run(rec128, 4)
+	*rec128 = ocannlDecBF16BackwardPart127{}
+	ocannlDecBF16BackwardPart127Records.Put(rec128)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25682,12 +25387,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i0 on the pool.
-	rec133 := ocannlDecBF16BackwardPart132Records.Get()
-	rec133.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec133.scratch = scratch
-	region.Run(rec133, 8)
-	*rec133 = ocannlDecBF16BackwardPart132{}
-	ocannlDecBF16BackwardPart132Records.Put(rec133)
+	rec129 := ocannlDecBF16BackwardPart128Records.Get()
+	rec129.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec129.scratch = scratch
+	region.Run(rec129, 8)
+	*rec129 = ocannlDecBF16BackwardPart128{}
+	ocannlDecBF16BackwardPart128Records.Put(rec129)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25706,12 +25411,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec134 := ocannlDecBF16BackwardPart133Records.Get()
-	rec134.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec134.scratch = scratch
-	region.Run(rec134, 4)
-	*rec134 = ocannlDecBF16BackwardPart133{}
-	ocannlDecBF16BackwardPart133Records.Put(rec134)
+	rec130 := ocannlDecBF16BackwardPart129Records.Get()
+	rec130.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec130.scratch = scratch
+	region.Run(rec130, 4)
+	*rec130 = ocannlDecBF16BackwardPart129{}
+	ocannlDecBF16BackwardPart129Records.Put(rec130)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF162, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
@@ -25726,12 +25431,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec135 := ocannlDecBF16BackwardPart134Records.Get()
-	rec135.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec135.scratch = scratch
-	region.Run(rec135, 8)
-	*rec135 = ocannlDecBF16BackwardPart134{}
-	ocannlDecBF16BackwardPart134Records.Put(rec135)
+	rec131 := ocannlDecBF16BackwardPart130Records.Get()
+	rec131.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec131.scratch = scratch
+	region.Run(rec131, 8)
+	*rec131 = ocannlDecBF16BackwardPart130{}
+	ocannlDecBF16BackwardPart130Records.Put(rec131)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25750,12 +25455,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 4 parts of i2 on the pool.
-	rec136 := ocannlDecBF16BackwardPart135Records.Get()
-	rec136.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec136.scratch = scratch
-	region.Run(rec136, 4)
-	*rec136 = ocannlDecBF16BackwardPart135{}
-	ocannlDecBF16BackwardPart135Records.Put(rec136)
+	rec132 := ocannlDecBF16BackwardPart131Records.Get()
+	rec132.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec132.scratch = scratch
+	region.Run(rec132, 4)
+	*rec132 = ocannlDecBF16BackwardPart131{}
+	ocannlDecBF16BackwardPart131Records.Put(rec132)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF162, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
@@ -25770,53 +25475,53 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		N:  64,
 	})
 	// 8 parts of i0 on the pool.
-	rec137 := ocannlDecBF16BackwardPart136Records.Get()
-	rec137.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec137.scratch = scratch
+	rec133 := ocannlDecBF16BackwardPart132Records.Get()
+	rec133.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec133.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec138 := ocannlDecBF16BackwardPart137Records.Get()
-	rec138.scratch = scratch
+	rec134 := ocannlDecBF16BackwardPart133Records.Get()
+	rec134.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec139 := ocannlDecBF16BackwardPart138Records.Get()
-	rec139.scratch = scratch
+	rec135 := ocannlDecBF16BackwardPart134Records.Get()
+	rec135.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec137, rec138, rec139)
-	*rec137 = ocannlDecBF16BackwardPart136{}
-	ocannlDecBF16BackwardPart136Records.Put(rec137)
+	region.RunSeq(8, rec133, rec134, rec135)
+	*rec133 = ocannlDecBF16BackwardPart132{}
+	ocannlDecBF16BackwardPart132Records.Put(rec133)
 	// The 8 partial sums, added in part order.
-	for j161 := range 64 {
-		acc95 := gNetBlock1LayerNorm1Beta[j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[0][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[1][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[2][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[3][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[4][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[5][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[6][j161]
-		acc95 += rec138.gNetBlock1LayerNorm1BetaPartial[7][j161]
-		gNetBlock1LayerNorm1Beta[j161] = acc95
+	for j157 := range 64 {
+		acc95 := gNetBlock1LayerNorm1Beta[j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[0][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[1][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[2][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[3][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[4][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[5][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[6][j157]
+		acc95 += rec134.gNetBlock1LayerNorm1BetaPartial[7][j157]
+		gNetBlock1LayerNorm1Beta[j157] = acc95
 	}
-	rec138.scratch = nil
-	ocannlDecBF16BackwardPart137Records.Put(rec138)
-	*rec139 = ocannlDecBF16BackwardPart138{}
-	ocannlDecBF16BackwardPart138Records.Put(rec139)
+	rec134.scratch = nil
+	ocannlDecBF16BackwardPart133Records.Put(rec134)
+	*rec135 = ocannlDecBF16BackwardPart134{}
+	ocannlDecBF16BackwardPart134Records.Put(rec135)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec140 := ocannlDecBF16BackwardPart139Records.Get()
-	rec140.scratch = scratch
-	region.Run(rec140, 8)
-	*rec140 = ocannlDecBF16BackwardPart139{}
-	ocannlDecBF16BackwardPart139Records.Put(rec140)
+	rec136 := ocannlDecBF16BackwardPart135Records.Get()
+	rec136.scratch = scratch
+	region.Run(rec136, 8)
+	*rec136 = ocannlDecBF16BackwardPart135{}
+	ocannlDecBF16BackwardPart135Records.Put(rec136)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -25839,84 +25544,74 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec141 := ocannlDecBF16BackwardPart140Records.Get()
-	rec141.scratch = scratch
+	rec137 := ocannlDecBF16BackwardPart136Records.Get()
+	rec137.scratch = scratch
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec142 := ocannlDecBF16BackwardPart141Records.Get()
-	rec142.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec142.scratch = scratch
+	rec138 := ocannlDecBF16BackwardPart137Records.Get()
+	rec138.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec138.scratch = scratch
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec143 := ocannlDecBF16BackwardPart142Records.Get()
-	rec143.scratch = scratch
-
-	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_block_1_layer_norm_1_var_1_grad = [8][16][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec144 := ocannlDecBF16BackwardPart143Records.Get()
-	rec144.scratch = scratch
+	rec139 := ocannlDecBF16BackwardPart138Records.Get()
+	rec139.scratch = scratch
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec145 := ocannlDecBF16BackwardPart144Records.Get()
-	rec145.scratch = scratch
+	rec140 := ocannlDecBF16BackwardPart139Records.Get()
+	rec140.scratch = scratch
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec146 := ocannlDecBF16BackwardPart145Records.Get()
-	rec146.scratch = scratch
+	rec141 := ocannlDecBF16BackwardPart140Records.Get()
+	rec141.scratch = scratch
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i0 on the pool.
-	rec147 := ocannlDecBF16BackwardPart146Records.Get()
-	rec147.scratch = scratch
+	rec142 := ocannlDecBF16BackwardPart141Records.Get()
+	rec142.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec141, rec142, rec143, rec144, rec145, rec146, rec147)
+	region.RunSeq(8, rec137, rec138, rec139, rec140, rec141, rec142)
 	// The 8 partial sums, added in part order.
-	for j165 := range 64 {
-		acc98 := gNetBlock1LayerNorm1Gamma[j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[0][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[1][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[2][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[3][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[4][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[5][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[6][j165]
-		acc98 += rec141.gNetBlock1LayerNorm1GammaPartial[7][j165]
-		gNetBlock1LayerNorm1Gamma[j165] = acc98
+	for j161 := range 64 {
+		acc98 := gNetBlock1LayerNorm1Gamma[j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[0][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[1][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[2][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[3][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[4][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[5][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[6][j161]
+		acc98 += rec137.gNetBlock1LayerNorm1GammaPartial[7][j161]
+		gNetBlock1LayerNorm1Gamma[j161] = acc98
 	}
-	rec141.scratch = nil
+	rec137.scratch = nil
+	ocannlDecBF16BackwardPart136Records.Put(rec137)
+	*rec138 = ocannlDecBF16BackwardPart137{}
+	ocannlDecBF16BackwardPart137Records.Put(rec138)
+	*rec139 = ocannlDecBF16BackwardPart138{}
+	ocannlDecBF16BackwardPart138Records.Put(rec139)
+	*rec140 = ocannlDecBF16BackwardPart139{}
+	ocannlDecBF16BackwardPart139Records.Put(rec140)
+	*rec141 = ocannlDecBF16BackwardPart140{}
 	ocannlDecBF16BackwardPart140Records.Put(rec141)
 	*rec142 = ocannlDecBF16BackwardPart141{}
 	ocannlDecBF16BackwardPart141Records.Put(rec142)
-	*rec143 = ocannlDecBF16BackwardPart142{}
-	ocannlDecBF16BackwardPart142Records.Put(rec143)
-	*rec144 = ocannlDecBF16BackwardPart143{}
-	ocannlDecBF16BackwardPart143Records.Put(rec144)
-	*rec145 = ocannlDecBF16BackwardPart144{}
-	ocannlDecBF16BackwardPart144Records.Put(rec145)
-	*rec146 = ocannlDecBF16BackwardPart145{}
-	ocannlDecBF16BackwardPart145Records.Put(rec146)
-	*rec147 = ocannlDecBF16BackwardPart146{}
-	ocannlDecBF16BackwardPart146Records.Put(rec147)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec148 := ocannlDecBF16BackwardPart147Records.Get()
-	rec148.scratch = scratch
-	region.Run(rec148, 8)
-	*rec148 = ocannlDecBF16BackwardPart147{}
-	ocannlDecBF16BackwardPart147Records.Put(rec148)
+	rec143 := ocannlDecBF16BackwardPart142Records.Get()
+	rec143.scratch = scratch
+	region.Run(rec143, 8)
+	*rec143 = ocannlDecBF16BackwardPart142{}
+	ocannlDecBF16BackwardPart142Records.Put(rec143)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -25947,12 +25642,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec149 := ocannlDecBF16BackwardPart148Records.Get()
-	rec149.gNetPos = gNetPos
-	rec149.scratch = scratch
-	region.Run(rec149, 8)
-	*rec149 = ocannlDecBF16BackwardPart148{}
-	ocannlDecBF16BackwardPart148Records.Put(rec149)
+	rec144 := ocannlDecBF16BackwardPart143Records.Get()
+	rec144.gNetPos = gNetPos
+	rec144.scratch = scratch
+	region.Run(rec144, 8)
+	*rec144 = ocannlDecBF16BackwardPart143{}
+	ocannlDecBF16BackwardPart143Records.Put(rec144)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -25971,13 +25666,13 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		Overwrite: true,
 	})
 	// 8 parts of i2 on the pool.
-	rec150 := ocannlDecBF16BackwardPart149Records.Get()
-	rec150.gNetEmb = gNetEmb
-	rec150.tokens = tokens
-	rec150.scratch = scratch
-	region.Run(rec150, 8)
-	*rec150 = ocannlDecBF16BackwardPart149{}
-	ocannlDecBF16BackwardPart149Records.Put(rec150)
+	rec145 := ocannlDecBF16BackwardPart144Records.Get()
+	rec145.gNetEmb = gNetEmb
+	rec145.tokens = tokens
+	rec145.scratch = scratch
+	region.Run(rec145, 8)
+	*rec145 = ocannlDecBF16BackwardPart144{}
+	ocannlDecBF16BackwardPart144Records.Put(rec145)
 }
 
 // ocannlDecBF16BackwardScratch holds the local arrays of ocannlDecBF16Backward too large for the stack. Their
@@ -26075,7 +25770,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_1_centered_grad       [8][16][64]float32
-	net_block_1_layer_norm_1_var_1_grad          [8][16][64]float32
 	net_block_1_layer_norm_1_var_2_grad          [8][16][1]float32
 	net_block_1_layer_norm_1_var_grad            [8][16][1]float32
 	net_block_1_masked_attention_1_x_1_grad      [8][16][64]float32
@@ -26095,7 +25789,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_1_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_1_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_1_layer_norm_2_centered_grad       [8][16][64]float32
-	net_block_1_layer_norm_2_var_1_grad          [8][16][64]float32
 	net_block_1_layer_norm_2_var_2_grad          [8][16][1]float32
 	net_block_1_layer_norm_2_var_grad            [8][16][1]float32
 	net_block_1_dense_1_x_1_grad                 [8][16][64]float32
@@ -26107,7 +25800,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_layer_norm_1_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_1_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_1_centered_grad       [8][16][64]float32
-	net_block_2_layer_norm_1_var_1_grad          [8][16][64]float32
 	net_block_2_layer_norm_1_var_2_grad          [8][16][1]float32
 	net_block_2_layer_norm_1_var_grad            [8][16][1]float32
 	net_block_2_masked_attention_1_x_1_grad      [8][16][64]float32
@@ -26127,7 +25819,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_block_2_layer_norm_2_mean_1_grad         [8][16][1]float32
 	net_block_2_layer_norm_2_mean_grad           [8][16][1]float32
 	net_block_2_layer_norm_2_centered_grad       [8][16][64]float32
-	net_block_2_layer_norm_2_var_1_grad          [8][16][64]float32
 	net_block_2_layer_norm_2_var_2_grad          [8][16][1]float32
 	net_block_2_layer_norm_2_var_grad            [8][16][1]float32
 	net_block_2_dense_1_x_1_grad                 [8][16][64]float32
@@ -26139,7 +25830,6 @@ type ocannlDecBF16BackwardScratch struct {
 	net_layer_norm_1_mean_1_grad                 [8][16][1]float32
 	net_layer_norm_1_mean_grad                   [8][16][1]float32
 	net_layer_norm_1_centered_grad               [8][16][64]float32
-	net_layer_norm_1_var_1_grad                  [8][16][64]float32
 	net_layer_norm_1_var_2_grad                  [8][16][1]float32
 	net_layer_norm_1_var_grad                    [8][16][1]float32
 	net_linear_1_x_1_grad                        [8][16][64]float32
@@ -27911,10 +27601,10 @@ func (r59 *ocannlDecBF16BackwardPart50) Part(j56 int) {
 			for i1 := range 2 {
 				net_linear_1_x_gradRow7 := &scratch.net_linear_1_x_grad[i0][i1+2*j56]
 				net_linear_1_x_1Row3 := &scratch.net_linear_1_x_1[i0][i1+2*j56]
-				v3 := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
+				v := scratch.net_linear_1_x_3[i0][i1+2*j56][0] * scratch.net_linear_1_x_3[i0][i1+2*j56][0]
 				acc44 := scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0]
 				for i2 := range 64 {
-					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v3))
+					acc44 += net_linear_1_x_gradRow7[i2] * (-(net_linear_1_x_1Row3[i2] / v))
 				}
 				scratch.net_linear_1_x_3_grad[i0][i1+2*j56][0] = acc44
 			}
@@ -28031,18 +27721,19 @@ type ocannlDecBF16BackwardPart54 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r63 *ocannlDecBF16BackwardPart54) Part(j61 int) {
 	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX512(&scratch.net_layer_norm_1_centered_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0], &scratch.net_layer_norm_1_centered[j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_layer_norm_1_var_1_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0])
+		ocannlMap20AVX2(&scratch.net_layer_norm_1_centered_grad[j61][0][0], &scratch.net_layer_norm_1_var_2_grad[j61][0][0], &scratch.net_layer_norm_1_centered[j61][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+j61][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+j61][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+j61][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+j61][i1]
 				for i2 := range 64 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -28061,19 +27752,19 @@ type ocannlDecBF16BackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlDecBF16BackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0])
+		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j62][0][0], &scratch.net_layer_norm_1_centered[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+j62][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+j62][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+j62][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+j62][i1]
+				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0+j62][i1][0]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+j62][i1]
 				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -28084,7 +27775,7 @@ func (r64 *ocannlDecBF16BackwardPart55) Part(j62 int) {
 var ocannlDecBF16BackwardPart55Records rt.Records[ocannlDecBF16BackwardPart55]
 
 // ocannlDecBF16BackwardPart56 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart56 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -28092,20 +27783,25 @@ type ocannlDecBF16BackwardPart56 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r65 *ocannlDecBF16BackwardPart56) Part(j63 int) {
 	scratch := r65.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j63][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j63][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_layer_norm_1_centered_grad[j63][0][0], &scratch.net_layer_norm_1_centered[j63][0][0], &scratch.net_layer_norm_1_var_1_grad[j63][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j63][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j63][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+j63][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+j63][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+j63][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j63]
+				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j63][0]
 				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					acc47 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j63][0] = acc47
 			}
 		}
 	}
@@ -28115,66 +27811,30 @@ func (r65 *ocannlDecBF16BackwardPart56) Part(j63 int) {
 var ocannlDecBF16BackwardPart56Records rt.Records[ocannlDecBF16BackwardPart56]
 
 // ocannlDecBF16BackwardPart57 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart57 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r66 *ocannlDecBF16BackwardPart57) Part(j64 int) {
-	scratch := r66.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j64][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j64][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j64]
-				acc47 := scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0]
-				for i2 := range 64 {
-					acc47 -= net_layer_norm_1_centered_gradRow4[i2]
-				}
-				scratch.net_layer_norm_1_mean_grad[i0][i1+2*j64][0] = acc47
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart57Records holds the free ocannlDecBF16BackwardPart57 records.
-var ocannlDecBF16BackwardPart57Records rt.Records[ocannlDecBF16BackwardPart57]
-
-// ocannlDecBF16BackwardPart58 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart58 struct {
+type ocannlDecBF16BackwardPart57 struct {
 	scratch                   *ocannlDecBF16BackwardScratch
 	gNetBlock2Linear1BPartial [8][64]float32
 }
 
-// Part runs part j65 of the nest (0 <= j65 < 8).
-func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
-	scratch, gNetBlock2Linear1BPartial := r67.scratch, &r67.gNetBlock2Linear1BPartial
-	gNetBlock2Linear1BPartial[j65] = [64]float32{}
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r66 *ocannlDecBF16BackwardPart57) Part(j64 int) {
+	scratch, gNetBlock2Linear1BPartial := r66.scratch, &r66.gNetBlock2Linear1BPartial
+	gNetBlock2Linear1BPartial[j64] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX512(&gNetBlock2Linear1BPartial[j64][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j65][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+		ocannlReduce10AVX2(&gNetBlock2Linear1BPartial[j64][0], &scratch.net_layer_norm_1_centered_grad[j64][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j65]
+		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j64]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1]
-				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+1]
-				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+2]
-				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0+j65][i1+3]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1+1]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1+2]
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0+j64][i1+3]
 				for i2 := range 64 {
 					acc48 := gNetBlock2Linear1BPartialRow[i2]
 					acc48 += net_layer_norm_1_centered_gradRow6[i2]
@@ -28188,24 +27848,24 @@ func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart58Records holds the free ocannlDecBF16BackwardPart58 records.
-var ocannlDecBF16BackwardPart58Records rt.Records[ocannlDecBF16BackwardPart58]
+// ocannlDecBF16BackwardPart57Records holds the free ocannlDecBF16BackwardPart57 records.
+var ocannlDecBF16BackwardPart57Records rt.Records[ocannlDecBF16BackwardPart57]
 
-// ocannlDecBF16BackwardPart59 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart58 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart59 struct {
+type ocannlDecBF16BackwardPart58 struct {
 	gNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 4).
-func (r68 *ocannlDecBF16BackwardPart59) Part(j67 int) {
-	gNetBlock2Linear1W, scratch := r68.gNetBlock2Linear1W, r68.scratch
+// Part runs part j66 of the nest (0 <= j66 < 4).
+func (r67 *ocannlDecBF16BackwardPart58) Part(j66 int) {
+	gNetBlock2Linear1W, scratch := r67.gNetBlock2Linear1W, r67.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.GemmOps(&gNetBlock2Linear1W[32*j67], bf16.Operand{
+	bf16.GemmOps(&gNetBlock2Linear1W[32*j66], bf16.Operand{
 		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
 		P: &scratch.net_layer_norm_1_centered_gradBF16,
-	}, bf16.Operand{F: &scratch.net_block_2_linear_1_x[0][0][32*j67]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_block_2_linear_1_x[0][0][32*j66]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -28219,21 +27879,21 @@ func (r68 *ocannlDecBF16BackwardPart59) Part(j67 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart59Records holds the free ocannlDecBF16BackwardPart59 records.
-var ocannlDecBF16BackwardPart59Records rt.Records[ocannlDecBF16BackwardPart59]
+// ocannlDecBF16BackwardPart58Records holds the free ocannlDecBF16BackwardPart58 records.
+var ocannlDecBF16BackwardPart58Records rt.Records[ocannlDecBF16BackwardPart58]
 
-// ocannlDecBF16BackwardPart60 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart59 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart60 struct {
+type ocannlDecBF16BackwardPart59 struct {
 	pNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r69 *ocannlDecBF16BackwardPart60) Part(j68 int) {
-	pNetBlock2Linear1W, scratch := r69.pNetBlock2Linear1W, r69.scratch
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r68 *ocannlDecBF16BackwardPart59) Part(j67 int) {
+	pNetBlock2Linear1W, scratch := r68.pNetBlock2Linear1W, r68.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
-	bf16.GemmOps(&scratch.net_block_2_linear_1_x_grad[j68][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j68][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_grad[j67][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j67][0][0]}, bf16.Operand{
 		F: &pNetBlock2Linear1W[0],
 		P: &scratch.pNetBlock2Linear1WBF162,
 	}, bf16.Shape{
@@ -28250,73 +27910,73 @@ func (r69 *ocannlDecBF16BackwardPart60) Part(j68 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart60Records holds the free ocannlDecBF16BackwardPart60 records.
-var ocannlDecBF16BackwardPart60Records rt.Records[ocannlDecBF16BackwardPart60]
+// ocannlDecBF16BackwardPart59Records holds the free ocannlDecBF16BackwardPart59 records.
+var ocannlDecBF16BackwardPart59Records rt.Records[ocannlDecBF16BackwardPart59]
 
-// ocannlDecBF16BackwardPart61 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart60 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart61 struct {
+type ocannlDecBF16BackwardPart60 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r72 *ocannlDecBF16BackwardPart61) Part(j69 int) {
-	scratch := r72.scratch
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r71 *ocannlDecBF16BackwardPart60) Part(j68 int) {
+	scratch := r71.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
+		ocannlMap31AVX512(&scratch.net_block_2_linear_1_x_2_grad[j68][0][0], &scratch.net_block_2_linear_1_x[j68][0][0], &scratch.net_block_2_linear_1_x_grad[j68][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[j69][0][0], &scratch.net_block_2_linear_1_x[j69][0][0], &scratch.net_block_2_linear_1_x_grad[j69][0][0])
+		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[j68][0][0], &scratch.net_block_2_linear_1_x[j68][0][0], &scratch.net_block_2_linear_1_x_grad[j68][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_linear_1_xRow4 := &scratch.net_block_2_linear_1_x[i0+j69][i1]
-				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+j69][i1]
-				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1]
+				net_block_2_linear_1_xRow4 := &scratch.net_block_2_linear_1_x[i0+j68][i1]
+				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+j68][i1]
+				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+j68][i1]
 				for i2 := range 128 {
-					var r70 float32
+					var r69 float32
 					if 0 < net_block_2_linear_1_xRow4[i2] {
-						r70 = 1
+						r69 = 1
 					}
-					r71 := float32(0)
-					if r70 != 0 {
-						r71 = net_block_2_linear_1_x_gradRow2[i2]
+					r70 := float32(0)
+					if r69 != 0 {
+						r70 = net_block_2_linear_1_x_gradRow2[i2]
 					}
-					net_block_2_linear_1_x_2_gradRow[i2] += r71
+					net_block_2_linear_1_x_2_gradRow[i2] += r70
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart61Records holds the free ocannlDecBF16BackwardPart61 records.
-var ocannlDecBF16BackwardPart61Records rt.Records[ocannlDecBF16BackwardPart61]
+// ocannlDecBF16BackwardPart60Records holds the free ocannlDecBF16BackwardPart60 records.
+var ocannlDecBF16BackwardPart60Records rt.Records[ocannlDecBF16BackwardPart60]
 
-// ocannlDecBF16BackwardPart62 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart61 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart62 struct {
+type ocannlDecBF16BackwardPart61 struct {
 	scratch                  *ocannlDecBF16BackwardScratch
 	gNetBlock2Dense1BPartial [8][128]float32
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r73 *ocannlDecBF16BackwardPart62) Part(j70 int) {
-	scratch, gNetBlock2Dense1BPartial := r73.scratch, &r73.gNetBlock2Dense1BPartial
-	gNetBlock2Dense1BPartial[j70] = [128]float32{}
+// Part runs part j69 of the nest (0 <= j69 < 8).
+func (r72 *ocannlDecBF16BackwardPart61) Part(j69 int) {
+	scratch, gNetBlock2Dense1BPartial := r72.scratch, &r72.gNetBlock2Dense1BPartial
+	gNetBlock2Dense1BPartial[j69] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
+		ocannlReduce14AVX512(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock2Dense1BPartial[j70][0], &scratch.net_block_2_linear_1_x_2_grad[j70][0][0])
+		ocannlReduce14AVX2(&gNetBlock2Dense1BPartial[j69][0], &scratch.net_block_2_linear_1_x_2_grad[j69][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j70]
+		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j69]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1]
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+2]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j70][i1+3]
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+2]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j69][i1+3]
 				for i2 := range 128 {
 					acc51 := gNetBlock2Dense1BPartialRow[i2]
 					acc51 += net_block_2_linear_1_x_2_gradRow2[i2]
@@ -28330,26 +27990,57 @@ func (r73 *ocannlDecBF16BackwardPart62) Part(j70 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart62Records holds the free ocannlDecBF16BackwardPart62 records.
-var ocannlDecBF16BackwardPart62Records rt.Records[ocannlDecBF16BackwardPart62]
+// ocannlDecBF16BackwardPart61Records holds the free ocannlDecBF16BackwardPart61 records.
+var ocannlDecBF16BackwardPart61Records rt.Records[ocannlDecBF16BackwardPart61]
 
-// ocannlDecBF16BackwardPart63 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart62 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart63 struct {
+type ocannlDecBF16BackwardPart62 struct {
 	gNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r74 *ocannlDecBF16BackwardPart63) Part(j72 int) {
-	gNetBlock2Dense1W, scratch := r74.gNetBlock2Dense1W, r74.scratch
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r73 *ocannlDecBF16BackwardPart62) Part(j71 int) {
+	gNetBlock2Dense1W, scratch := r73.gNetBlock2Dense1W, r73.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2Dense1W[1024*j72], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j72]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2Dense1W[1024*j71], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[0][0][16*j71]}, bf16.Operand{
 		F: &scratch.net_block_2_dense_1_x[0][0][0],
 		P: &scratch.net_block_2_dense_1_xBF162,
 	}, bf16.Shape{
 		AK:        128,
 		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart62Records holds the free ocannlDecBF16BackwardPart62 records.
+var ocannlDecBF16BackwardPart62Records rt.Records[ocannlDecBF16BackwardPart62]
+
+// ocannlDecBF16BackwardPart63 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart63 struct {
+	pNetBlock2Dense1W *[8192]float32
+	scratch           *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r74 *ocannlDecBF16BackwardPart63) Part(j72 int) {
+	pNetBlock2Dense1W, scratch := r74.pNetBlock2Dense1W, r74.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.GemmOps(&scratch.net_block_2_dense_1_x_grad[j72][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[j72][0][0]}, bf16.Operand{
+		F: &pNetBlock2Dense1W[0],
+		P: &scratch.pNetBlock2Dense1WBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        128,
 		BK:        64,
 		BN:        1,
 		CM:        64,
@@ -28367,59 +28058,28 @@ var ocannlDecBF16BackwardPart63Records rt.Records[ocannlDecBF16BackwardPart63]
 // ocannlDecBF16BackwardPart64 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart64 struct {
-	pNetBlock2Dense1W *[8192]float32
-	scratch           *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r75 *ocannlDecBF16BackwardPart64) Part(j73 int) {
-	pNetBlock2Dense1W, scratch := r75.pNetBlock2Dense1W, r75.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&scratch.net_block_2_dense_1_x_grad[j73][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x_2_grad[j73][0][0]}, bf16.Operand{
-		F: &pNetBlock2Dense1W[0],
-		P: &scratch.pNetBlock2Dense1WBF16,
-	}, bf16.Shape{
-		AK:        1,
-		AM:        128,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart64Records holds the free ocannlDecBF16BackwardPart64 records.
-var ocannlDecBF16BackwardPart64Records rt.Records[ocannlDecBF16BackwardPart64]
-
-// ocannlDecBF16BackwardPart65 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart65 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r76.scratch, &r76.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j74] = [64]float32{}
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r75 *ocannlDecBF16BackwardPart64) Part(j73 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r75.scratch, &r75.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j73] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j74][0], &scratch.net_block_2_dense_1_x_grad[j74][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm2BetaPartial[j73][0], &scratch.net_block_2_dense_1_x_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j74]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j73]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1]
-				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+1]
-				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+2]
-				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j74][i1+3]
+				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1]
+				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+1]
+				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+2]
+				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j73][i1+3]
 				for i2 := range 64 {
 					acc54 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc54 += net_block_2_dense_1_x_gradRow2[i2]
@@ -28433,11 +28093,42 @@ func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart64Records holds the free ocannlDecBF16BackwardPart64 records.
+var ocannlDecBF16BackwardPart64Records rt.Records[ocannlDecBF16BackwardPart64]
+
+// ocannlDecBF16BackwardPart65 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart65 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r76 *ocannlDecBF16BackwardPart65) Part(j75 int) {
+	scratch := r76.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_block_2_dense_1_x_1_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0], &scratch.net_block_2_dense_1_x_3[j75][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1]
+				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j75][i1][0]
+				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j75][i1]
+				for i2 := range 64 {
+					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart65Records holds the free ocannlDecBF16BackwardPart65 records.
 var ocannlDecBF16BackwardPart65Records rt.Records[ocannlDecBF16BackwardPart65]
 
 // ocannlDecBF16BackwardPart66 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart66 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -28445,20 +28136,27 @@ type ocannlDecBF16BackwardPart66 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r77 *ocannlDecBF16BackwardPart66) Part(j76 int) {
 	scratch := r77.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+		for i1 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_2_dense_1_x_1_grad[j76][0][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_dense_1_x_3[j76][0][0])
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j76][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j76][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1]
-				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j76][i1][0]
-				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j76][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j76]
+				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j76]
+				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j76][0]
+				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0]
 				for i2 := range 64 {
-					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_gradRow6[i2] / net_block_2_dense_1_x_3V2
+					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
 				}
+				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j76][0] = acc56
 			}
 		}
 	}
@@ -28468,72 +28166,34 @@ func (r77 *ocannlDecBF16BackwardPart66) Part(j76 int) {
 var ocannlDecBF16BackwardPart66Records rt.Records[ocannlDecBF16BackwardPart66]
 
 // ocannlDecBF16BackwardPart67 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart67 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r78 *ocannlDecBF16BackwardPart67) Part(j77 int) {
-	scratch := r78.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_grad[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j77][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j77][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_dense_1_x_gradRow7 := &scratch.net_block_2_dense_1_x_grad[i0][i1+2*j77]
-				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j77]
-				v4 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j77][0]
-				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0]
-				for i2 := range 64 {
-					acc56 += net_block_2_dense_1_x_gradRow7[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v4))
-				}
-				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j77][0] = acc56
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart67Records holds the free ocannlDecBF16BackwardPart67 records.
-var ocannlDecBF16BackwardPart67Records rt.Records[ocannlDecBF16BackwardPart67]
-
-// ocannlDecBF16BackwardPart68 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart68 struct {
+type ocannlDecBF16BackwardPart67 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r79.scratch, &r79.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j78] = [64]float32{}
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r78 *ocannlDecBF16BackwardPart67) Part(j77 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r78.scratch, &r78.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j77] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j78][0], &scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_layer_norm_2_centered[j78][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm2GammaPartial[j77][0], &scratch.net_block_2_dense_1_x_1_grad[j77][0][0], &scratch.net_block_2_layer_norm_2_centered[j77][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j78]
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j77]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1]
-				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+1]
-				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+2]
-				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j78][i1+3]
+				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1]
+				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+1]
+				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+2]
+				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j77][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j77][i1+3]
 				for i2 := range 64 {
 					acc57 := gNetBlock2LayerNorm2GammaPartialRow[i2]
 					acc57 += net_block_2_dense_1_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
@@ -28547,33 +28207,54 @@ func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart67Records holds the free ocannlDecBF16BackwardPart67 records.
+var ocannlDecBF16BackwardPart67Records rt.Records[ocannlDecBF16BackwardPart67]
+
+// ocannlDecBF16BackwardPart68 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart68 struct {
+	pNetBlock2LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r79 *ocannlDecBF16BackwardPart68) Part(j79 int) {
+	pNetBlock2LayerNorm2Gamma, scratch := r79.pNetBlock2LayerNorm2Gamma, r79.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j79][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j79][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j79][i1]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j79][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart68Records holds the free ocannlDecBF16BackwardPart68 records.
 var ocannlDecBF16BackwardPart68Records rt.Records[ocannlDecBF16BackwardPart68]
 
 // ocannlDecBF16BackwardPart69 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart69 struct {
-	pNetBlock2LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r80 *ocannlDecBF16BackwardPart69) Part(j80 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r80.pNetBlock2LayerNorm2Gamma, r80.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j80][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j80][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
-				}
-			}
+	scratch := r80.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j80]
+		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j80]
+		for i1 := range 16 {
+			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -28590,11 +28271,21 @@ type ocannlDecBF16BackwardPart70 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r81 *ocannlDecBF16BackwardPart70) Part(j81 int) {
 	scratch := r81.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j81]
-		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81]
-		for i1 := range 16 {
-			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_centered[j81][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j81][0][0], &scratch.net_block_2_layer_norm_2_centered[j81][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j81][i1][0]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j81][i1]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j81][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_2_gradV * net_block_2_layer_norm_2_centeredRow8[i2]
+				}
+			}
 		}
 	}
 }
@@ -28611,18 +28302,19 @@ type ocannlDecBF16BackwardPart71 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r82 *ocannlDecBF16BackwardPart71) Part(j82 int) {
 	scratch := r82.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j82][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j82][i1][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j82][i1]
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1]
+				net_block_2_layer_norm_2_var_2_gradV2 := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j82][i1][0]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j82][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -28641,19 +28333,18 @@ type ocannlDecBF16BackwardPart72 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r83 *ocannlDecBF16BackwardPart72) Part(j83 int) {
 	scratch := r83.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered[j83][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j83][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j83][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j83][i1]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j83][i1]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j83][i1]
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j83][i1]
+				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+j83][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow10[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -28664,7 +28355,7 @@ func (r83 *ocannlDecBF16BackwardPart72) Part(j83 int) {
 var ocannlDecBF16BackwardPart72Records rt.Records[ocannlDecBF16BackwardPart72]
 
 // ocannlDecBF16BackwardPart73 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart73 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -28672,20 +28363,25 @@ type ocannlDecBF16BackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j84][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j84][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_centered[j84][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j84][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j84][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j84][i1]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j84][i1]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j84]
+				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j84][0]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
+					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j84][0] = acc59
 			}
 		}
 	}
@@ -28694,87 +28390,21 @@ func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
 // ocannlDecBF16BackwardPart73Records holds the free ocannlDecBF16BackwardPart73 records.
 var ocannlDecBF16BackwardPart73Records rt.Records[ocannlDecBF16BackwardPart73]
 
-// ocannlDecBF16BackwardPart74 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart74 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r85 *ocannlDecBF16BackwardPart74) Part(j85 int) {
-	scratch := r85.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j85][i1]
-				net_layer_norm_1_centered_gradRow10 := &scratch.net_layer_norm_1_centered_grad[i0+j85][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow10[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart74Records holds the free ocannlDecBF16BackwardPart74 records.
-var ocannlDecBF16BackwardPart74Records rt.Records[ocannlDecBF16BackwardPart74]
-
-// ocannlDecBF16BackwardPart75 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart75 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
-	scratch := r86.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j86][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j86][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j86]
-				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j86][0]
-				for i2 := range 64 {
-					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j86][0] = acc59
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart75Records holds the free ocannlDecBF16BackwardPart75 records.
-var ocannlDecBF16BackwardPart75Records rt.Records[ocannlDecBF16BackwardPart75]
-
-// ocannlDecBF16BackwardPart76 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart74 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart76 struct {
+type ocannlDecBF16BackwardPart74 struct {
 	gNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 4).
-func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r87.gNetBlock2MaskedAttention1WO, r87.scratch
+// Part runs part j85 of the nest (0 <= j85 < 4).
+func (r85 *ocannlDecBF16BackwardPart74) Part(j85 int) {
+	gNetBlock2MaskedAttention1WO, scratch := r85.gNetBlock2MaskedAttention1WO, r85.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WO[16*j87], bf16.Operand{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WO[16*j85], bf16.Operand{
 		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
 		P: &scratch.net_layer_norm_1_centered_gradBF162,
-	}, bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[0][0][j87][0]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[0][0][j85][0]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -28788,21 +28418,21 @@ func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart76Records holds the free ocannlDecBF16BackwardPart76 records.
-var ocannlDecBF16BackwardPart76Records rt.Records[ocannlDecBF16BackwardPart76]
+// ocannlDecBF16BackwardPart74Records holds the free ocannlDecBF16BackwardPart74 records.
+var ocannlDecBF16BackwardPart74Records rt.Records[ocannlDecBF16BackwardPart74]
 
-// ocannlDecBF16BackwardPart77 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart75 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart77 struct {
+type ocannlDecBF16BackwardPart75 struct {
 	pNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 8).
-func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r88.pNetBlock2MaskedAttention1WO, r88.scratch
+// Part runs part j86 of the nest (0 <= j86 < 8).
+func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
+	pNetBlock2MaskedAttention1WO, scratch := r86.pNetBlock2MaskedAttention1WO, r86.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_ctx_grad[j88][0][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j88][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_ctx_grad[j86][0][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j86][0][0]}, bf16.Operand{
 		F: &pNetBlock2MaskedAttention1WO[0],
 		P: &scratch.pNetBlock2MaskedAttention1WOBF162,
 	}, bf16.Shape{
@@ -28819,22 +28449,22 @@ func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart77Records holds the free ocannlDecBF16BackwardPart77 records.
-var ocannlDecBF16BackwardPart77Records rt.Records[ocannlDecBF16BackwardPart77]
+// ocannlDecBF16BackwardPart75Records holds the free ocannlDecBF16BackwardPart75 records.
+var ocannlDecBF16BackwardPart75Records rt.Records[ocannlDecBF16BackwardPart75]
 
-// ocannlDecBF16BackwardPart78 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart76 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart78 struct {
+type ocannlDecBF16BackwardPart76 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 8).
-func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
-	scratch := r89.scratch
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
+	scratch := r87.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j89][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j89][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j87][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j87][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j87][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        1,
@@ -28850,22 +28480,22 @@ func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart78Records holds the free ocannlDecBF16BackwardPart78 records.
-var ocannlDecBF16BackwardPart78Records rt.Records[ocannlDecBF16BackwardPart78]
+// ocannlDecBF16BackwardPart76Records holds the free ocannlDecBF16BackwardPart76 records.
+var ocannlDecBF16BackwardPart76Records rt.Records[ocannlDecBF16BackwardPart76]
 
-// ocannlDecBF16BackwardPart79 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart77 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart79 struct {
+type ocannlDecBF16BackwardPart77 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
-	scratch := r90.scratch
+// Part runs part j88 of the nest (0 <= j88 < 8).
+func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
+	scratch := r88.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_v_grad[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j90][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j90][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_v_grad[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j88][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j88][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -28881,11 +28511,88 @@ func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart77Records holds the free ocannlDecBF16BackwardPart77 records.
+var ocannlDecBF16BackwardPart77Records rt.Records[ocannlDecBF16BackwardPart77]
+
+// ocannlDecBF16BackwardPart78 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart78 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
+	scratch := r89.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j89][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j89][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j89][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j89][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j89][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j89][0][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j89][i1][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j89][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j89][i1][i2]
+					for i3 := range 16 {
+						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart78Records holds the free ocannlDecBF16BackwardPart78 records.
+var ocannlDecBF16BackwardPart78Records rt.Records[ocannlDecBF16BackwardPart78]
+
+// ocannlDecBF16BackwardPart79 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart79 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
+	scratch := r90.scratch
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j90][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j90][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j90][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j90][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j90][i2]
+					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j90][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j90][i2][0]
+					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j90][i2][0]
+					for i3 := range 16 {
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
+					}
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j90][i2][0] = acc61
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart79Records holds the free ocannlDecBF16BackwardPart79 records.
 var ocannlDecBF16BackwardPart79Records rt.Records[ocannlDecBF16BackwardPart79]
 
 // ocannlDecBF16BackwardPart80 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart80 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -28893,21 +28600,30 @@ type ocannlDecBF16BackwardPart80 struct {
 // Part runs part j91 of the nest (0 <= j91 < 8).
 func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 	scratch := r91.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j91][i2][0])
+			}
+		}
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j91][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j91][0][0][0])
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j91][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j91][i2][0])
+			}
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j91][i1][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j91][i1][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j91][i1][i2]
+					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j91][i2]
+					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j91][i2][0]
 					for i3 := range 16 {
-						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
+						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
 					}
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j91][i2][0] = acc62
 				}
 			}
 		}
@@ -28923,20 +28639,20 @@ type ocannlDecBF16BackwardPart81 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
-	scratch := r92.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+// Part runs part j95 of the nest (0 <= j95 < 8).
+func (r94 *ocannlDecBF16BackwardPart81) Part(j95 int) {
+	scratch := r94.scratch
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+				ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j95][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j92][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j92][i2][0])
+				ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j95][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -28944,14 +28660,21 @@ func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j92][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j92][i2]
-					v5 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j92][i2][0]
-					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0]
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j95][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j95][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j95][i2][0]
 					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v5))
+						var r92 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r92 = 1
+						}
+						r93 := float32(16)
+						if r92 != 0 {
+							r93 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r93)
 					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j92][i2][0] = acc61
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j95][i2][0] = acc63
 				}
 			}
 		}
@@ -28962,111 +28685,18 @@ func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 var ocannlDecBF16BackwardPart81Records rt.Records[ocannlDecBF16BackwardPart81]
 
 // ocannlDecBF16BackwardPart82 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart82 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r93 *ocannlDecBF16BackwardPart82) Part(j93 int) {
-	scratch := r93.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j93][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j93][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j93][i2]
-					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j93][i2][0]
-					for i3 := range 16 {
-						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow2[i3]
-					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j93][i2][0] = acc62
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart82Records holds the free ocannlDecBF16BackwardPart82 records.
-var ocannlDecBF16BackwardPart82Records rt.Records[ocannlDecBF16BackwardPart82]
-
-// ocannlDecBF16BackwardPart83 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart83 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r96 *ocannlDecBF16BackwardPart83) Part(j97 int) {
-	scratch := r96.scratch
-	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce17AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce17AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j97][i2][0], &scratch.ordinals_2[0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j97][i2]
-					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j97][i2][0]
-					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j97][i2][0]
-					for i3 := range 16 {
-						var r94 float32
-						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-							r94 = 1
-						}
-						r95 := float32(16)
-						if r94 != 0 {
-							r95 = scratch.ordinals_2[i3]
-						}
-						acc63 = min(acc63, r95)
-					}
-					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j97][i2][0] = acc63
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart83Records holds the free ocannlDecBF16BackwardPart83 records.
-var ocannlDecBF16BackwardPart83Records rt.Records[ocannlDecBF16BackwardPart83]
-
-// ocannlDecBF16BackwardPart84 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart84 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r100 *ocannlDecBF16BackwardPart84) Part(j98 int) {
-	scratch := r100.scratch
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r98 *ocannlDecBF16BackwardPart82) Part(j96 int) {
+	scratch := r98.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_q_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j98][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j98][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_q_grad[i0+j96][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j96][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j96][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        64,
@@ -29082,22 +28712,22 @@ func (r100 *ocannlDecBF16BackwardPart84) Part(j98 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart84Records holds the free ocannlDecBF16BackwardPart84 records.
-var ocannlDecBF16BackwardPart84Records rt.Records[ocannlDecBF16BackwardPart84]
+// ocannlDecBF16BackwardPart82Records holds the free ocannlDecBF16BackwardPart82 records.
+var ocannlDecBF16BackwardPart82Records rt.Records[ocannlDecBF16BackwardPart82]
 
-// ocannlDecBF16BackwardPart85 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart83 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart85 struct {
+type ocannlDecBF16BackwardPart83 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r101 *ocannlDecBF16BackwardPart85) Part(j99 int) {
-	scratch := r101.scratch
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r99 *ocannlDecBF16BackwardPart83) Part(j97 int) {
+	scratch := r99.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_k_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j99][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j99][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_k_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j97][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j97][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -29113,23 +28743,85 @@ func (r101 *ocannlDecBF16BackwardPart85) Part(j99 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart83Records holds the free ocannlDecBF16BackwardPart83 records.
+var ocannlDecBF16BackwardPart83Records rt.Records[ocannlDecBF16BackwardPart83]
+
+// ocannlDecBF16BackwardPart84 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlDecBF16BackwardPart84 struct {
+	gNetBlock2MaskedAttention1WV *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j98 of the nest (0 <= j98 < 4).
+func (r100 *ocannlDecBF16BackwardPart84) Part(j98 int) {
+	gNetBlock2MaskedAttention1WV, scratch := r100.gNetBlock2MaskedAttention1WV, r100.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WV[1024*j98], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[0][0][j98][0]}, bf16.Operand{
+		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_2_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart84Records holds the free ocannlDecBF16BackwardPart84 records.
+var ocannlDecBF16BackwardPart84Records rt.Records[ocannlDecBF16BackwardPart84]
+
+// ocannlDecBF16BackwardPart85 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart85 struct {
+	pNetBlock2MaskedAttention1WV *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r101 *ocannlDecBF16BackwardPart85) Part(j99 int) {
+	pNetBlock2MaskedAttention1WV, scratch := r101.pNetBlock2MaskedAttention1WV, r101.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j99][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[j99][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WV[0],
+		P: &scratch.pNetBlock2MaskedAttention1WVBF162,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
 // ocannlDecBF16BackwardPart85Records holds the free ocannlDecBF16BackwardPart85 records.
 var ocannlDecBF16BackwardPart85Records rt.Records[ocannlDecBF16BackwardPart85]
 
 // ocannlDecBF16BackwardPart86 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart86 struct {
-	gNetBlock2MaskedAttention1WV *[4096]float32
+	gNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j100 of the nest (0 <= j100 < 4).
 func (r102 *ocannlDecBF16BackwardPart86) Part(j100 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r102.gNetBlock2MaskedAttention1WV, r102.scratch
+	gNetBlock2MaskedAttention1WK, scratch := r102.gNetBlock2MaskedAttention1WK, r102.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WV[1024*j100], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[0][0][j100][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WK[1024*j100], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[0][0][j100][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_2_masked_attention_1_xBF16,
+		P: &scratch.net_block_2_masked_attention_1_xBF162,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
@@ -29150,28 +28842,27 @@ var ocannlDecBF16BackwardPart86Records rt.Records[ocannlDecBF16BackwardPart86]
 // ocannlDecBF16BackwardPart87 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart87 struct {
-	pNetBlock2MaskedAttention1WV *[4096]float32
+	pNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j101 of the nest (0 <= j101 < 8).
 func (r103 *ocannlDecBF16BackwardPart87) Part(j101 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r103.pNetBlock2MaskedAttention1WV, r103.scratch
+	pNetBlock2MaskedAttention1WK, scratch := r103.pNetBlock2MaskedAttention1WK, r103.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j101][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[j101][0][0][0]}, bf16.Operand{
-		F: &pNetBlock2MaskedAttention1WV[0],
-		P: &scratch.pNetBlock2MaskedAttention1WVBF162,
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j101][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[j101][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WK[0],
+		P: &scratch.pNetBlock2MaskedAttention1WKBF162,
 	}, bf16.Shape{
-		AK:        1,
-		AM:        64,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         64,
-		M:         16,
-		N:         64,
-		Overwrite: true,
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
 	})
 }
 
@@ -29181,17 +28872,17 @@ var ocannlDecBF16BackwardPart87Records rt.Records[ocannlDecBF16BackwardPart87]
 // ocannlDecBF16BackwardPart88 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart88 struct {
-	gNetBlock2MaskedAttention1WK *[4096]float32
+	gNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j102 of the nest (0 <= j102 < 4).
 func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r104.gNetBlock2MaskedAttention1WK, r104.scratch
+	gNetBlock2MaskedAttention1WQ, scratch := r104.gNetBlock2MaskedAttention1WQ, r104.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WK[1024*j102], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[0][0][j102][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WQ[1024*j102], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[0][0][j102][0]}, bf16.Operand{
 		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_2_masked_attention_1_xBF162,
+		P: &scratch.net_block_2_masked_attention_1_xBF163,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
@@ -29212,17 +28903,17 @@ var ocannlDecBF16BackwardPart88Records rt.Records[ocannlDecBF16BackwardPart88]
 // ocannlDecBF16BackwardPart89 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart89 struct {
-	pNetBlock2MaskedAttention1WK *[4096]float32
+	pNetBlock2MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j103 of the nest (0 <= j103 < 8).
 func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r105.pNetBlock2MaskedAttention1WK, r105.scratch
+	pNetBlock2MaskedAttention1WQ, scratch := r105.pNetBlock2MaskedAttention1WQ, r105.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j103][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[j103][0][0][0]}, bf16.Operand{
-		F: &pNetBlock2MaskedAttention1WK[0],
-		P: &scratch.pNetBlock2MaskedAttention1WKBF162,
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j103][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[j103][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock2MaskedAttention1WQBF162,
 	}, bf16.Shape{
 		AK: 1,
 		AM: 64,
@@ -29239,92 +28930,31 @@ func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
 // ocannlDecBF16BackwardPart89Records holds the free ocannlDecBF16BackwardPart89 records.
 var ocannlDecBF16BackwardPart89Records rt.Records[ocannlDecBF16BackwardPart89]
 
-// ocannlDecBF16BackwardPart90 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
+// ocannlDecBF16BackwardPart90 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart90 struct {
-	gNetBlock2MaskedAttention1WQ *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j104 of the nest (0 <= j104 < 4).
-func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r106.gNetBlock2MaskedAttention1WQ, r106.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock2MaskedAttention1WQ[1024*j104], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[0][0][j104][0]}, bf16.Operand{
-		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_2_masked_attention_1_xBF163,
-	}, bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart90Records holds the free ocannlDecBF16BackwardPart90 records.
-var ocannlDecBF16BackwardPart90Records rt.Records[ocannlDecBF16BackwardPart90]
-
-// ocannlDecBF16BackwardPart91 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart91 struct {
-	pNetBlock2MaskedAttention1WQ *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r107 *ocannlDecBF16BackwardPart91) Part(j105 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r107.pNetBlock2MaskedAttention1WQ, r107.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[j105][0][0][0]}, bf16.Operand{
-		F: &pNetBlock2MaskedAttention1WQ[0],
-		P: &scratch.pNetBlock2MaskedAttention1WQBF162,
-	}, bf16.Shape{
-		AK: 1,
-		AM: 64,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  64,
-		M:  16,
-		N:  64,
-	})
-}
-
-// ocannlDecBF16BackwardPart91Records holds the free ocannlDecBF16BackwardPart91 records.
-var ocannlDecBF16BackwardPart91Records rt.Records[ocannlDecBF16BackwardPart91]
-
-// ocannlDecBF16BackwardPart92 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart92 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j106 of the nest (0 <= j106 < 8).
-func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r108.scratch, &r108.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j106] = [64]float32{}
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r106.scratch, &r106.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j104] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
+		ocannlReduce10AVX512(&gNetBlock2LayerNorm1BetaPartial[j104][0], &scratch.net_block_2_masked_attention_1_x_grad[j104][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j106][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm1BetaPartial[j104][0], &scratch.net_block_2_masked_attention_1_x_grad[j104][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j106]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j104]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1]
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+2]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1+3]
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j104][i1]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j104][i1+1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j104][i1+2]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j104][i1+3]
 				for i2 := range 64 {
 					acc68 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc68 += net_block_2_masked_attention_1_x_gradRow4[i2]
@@ -29338,29 +28968,29 @@ func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart92Records holds the free ocannlDecBF16BackwardPart92 records.
-var ocannlDecBF16BackwardPart92Records rt.Records[ocannlDecBF16BackwardPart92]
+// ocannlDecBF16BackwardPart90Records holds the free ocannlDecBF16BackwardPart90 records.
+var ocannlDecBF16BackwardPart90Records rt.Records[ocannlDecBF16BackwardPart90]
 
-// ocannlDecBF16BackwardPart93 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart91 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart93 struct {
+type ocannlDecBF16BackwardPart91 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r109 *ocannlDecBF16BackwardPart93) Part(j108 int) {
-	scratch := r109.scratch
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r107 *ocannlDecBF16BackwardPart91) Part(j106 int) {
+	scratch := r107.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+		ocannlMap18AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j106][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0], &scratch.net_block_2_masked_attention_1_x_3[j106][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_3[j108][0][0])
+		ocannlMap18AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j106][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j106][0][0], &scratch.net_block_2_masked_attention_1_x_3[j106][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j108][i1]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j108][i1][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1]
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j106][i1]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j106][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j106][i1]
 				for i2 := range 64 {
 					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow8[i2] / net_block_2_masked_attention_1_x_3V2
 				}
@@ -29369,76 +28999,76 @@ func (r109 *ocannlDecBF16BackwardPart93) Part(j108 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart93Records holds the free ocannlDecBF16BackwardPart93 records.
-var ocannlDecBF16BackwardPart93Records rt.Records[ocannlDecBF16BackwardPart93]
+// ocannlDecBF16BackwardPart91Records holds the free ocannlDecBF16BackwardPart91 records.
+var ocannlDecBF16BackwardPart91Records rt.Records[ocannlDecBF16BackwardPart91]
 
-// ocannlDecBF16BackwardPart94 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart92 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart94 struct {
+type ocannlDecBF16BackwardPart92 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r110 *ocannlDecBF16BackwardPart94) Part(j109 int) {
-	scratch := r110.scratch
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r108 *ocannlDecBF16BackwardPart92) Part(j107 int) {
+	scratch := r108.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
+			ocannlReduce11AVX512(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j107][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j107][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j107][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j107][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j109][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j109][0])
+			ocannlReduce11AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j107][0], &scratch.net_block_2_masked_attention_1_x_grad[0][i1+2*j107][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j107][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j107][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j109]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j109]
-				v6 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j109][0]
-				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0]
+				net_block_2_masked_attention_1_x_gradRow9 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+2*j107]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j107]
+				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j107][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j107][0]
+				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j107][0]
 				for i2 := range 64 {
-					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v6))
+					acc70 += net_block_2_masked_attention_1_x_gradRow9[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
 				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j109][0] = acc70
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j107][0] = acc70
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart94Records holds the free ocannlDecBF16BackwardPart94 records.
-var ocannlDecBF16BackwardPart94Records rt.Records[ocannlDecBF16BackwardPart94]
+// ocannlDecBF16BackwardPart92Records holds the free ocannlDecBF16BackwardPart92 records.
+var ocannlDecBF16BackwardPart92Records rt.Records[ocannlDecBF16BackwardPart92]
 
-// ocannlDecBF16BackwardPart95 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart93 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart95 struct {
+type ocannlDecBF16BackwardPart93 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r111 *ocannlDecBF16BackwardPart95) Part(j110 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r111.scratch, &r111.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j110] = [64]float32{}
+// Part runs part j108 of the nest (0 <= j108 < 8).
+func (r109 *ocannlDecBF16BackwardPart93) Part(j108 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r109.scratch, &r109.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j108] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
+		ocannlReduce12AVX512(&gNetBlock2LayerNorm1GammaPartial[j108][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_layer_norm_1_centered[j108][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j110][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0], &scratch.net_block_2_layer_norm_1_centered[j110][0][0])
+		ocannlReduce12AVX2(&gNetBlock2LayerNorm1GammaPartial[j108][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j108][0][0], &scratch.net_block_2_layer_norm_1_centered[j108][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j110]
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j108]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j110][i1+3]
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j108][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j108][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j108][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j108][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j108][i1+3]
 				for i2 := range 64 {
 					acc71 := gNetBlock2LayerNorm1GammaPartialRow[i2]
 					acc71 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
@@ -29452,31 +29082,83 @@ func (r111 *ocannlDecBF16BackwardPart95) Part(j110 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart93Records holds the free ocannlDecBF16BackwardPart93 records.
+var ocannlDecBF16BackwardPart93Records rt.Records[ocannlDecBF16BackwardPart93]
+
+// ocannlDecBF16BackwardPart94 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart94 struct {
+	pNetBlock2LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r110 *ocannlDecBF16BackwardPart94) Part(j110 int) {
+	pNetBlock2LayerNorm1Gamma, scratch := r110.pNetBlock2LayerNorm1Gamma, r110.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j110][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j110][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j110][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j110][i1]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j110][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart94Records holds the free ocannlDecBF16BackwardPart94 records.
+var ocannlDecBF16BackwardPart94Records rt.Records[ocannlDecBF16BackwardPart94]
+
+// ocannlDecBF16BackwardPart95 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart95 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r111 *ocannlDecBF16BackwardPart95) Part(j111 int) {
+	scratch := r111.scratch
+	for i0 := range 1 {
+		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j111]
+		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j111]
+		for i1 := range 16 {
+			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart95Records holds the free ocannlDecBF16BackwardPart95 records.
 var ocannlDecBF16BackwardPart95Records rt.Records[ocannlDecBF16BackwardPart95]
 
 // ocannlDecBF16BackwardPart96 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart96 struct {
-	pNetBlock2LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j112 of the nest (0 <= j112 < 8).
 func (r112 *ocannlDecBF16BackwardPart96) Part(j112 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r112.pNetBlock2LayerNorm1Gamma, r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r112.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
+		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j112][0][0], &scratch.net_block_2_layer_norm_1_centered[j112][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j112][0][0])
+		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j112][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j112][0][0], &scratch.net_block_2_layer_norm_1_centered[j112][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j112][i1]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j112][i1]
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j112][i1][0]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j112][i1]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j112][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_2_gradV * net_block_2_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -29495,11 +29177,21 @@ type ocannlDecBF16BackwardPart97 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r113 *ocannlDecBF16BackwardPart97) Part(j113 int) {
 	scratch := r113.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j113]
-		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j113]
-		for i1 := range 16 {
-			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j113][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j113][i1]
+				net_block_2_layer_norm_1_var_2_gradV2 := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j113][i1][0]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j113][i1]
+				for i2 := range 64 {
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_2_gradV2
+				}
+			}
 		}
 	}
 }
@@ -29516,18 +29208,18 @@ type ocannlDecBF16BackwardPart98 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r114 *ocannlDecBF16BackwardPart98) Part(j114 int) {
 	scratch := r114.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j114][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j114][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j114][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j114][i1][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j114][i1]
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j114][i1]
+				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0+j114][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					net_layer_norm_1_centered_gradRow12[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -29538,7 +29230,7 @@ func (r114 *ocannlDecBF16BackwardPart98) Part(j114 int) {
 var ocannlDecBF16BackwardPart98Records rt.Records[ocannlDecBF16BackwardPart98]
 
 // ocannlDecBF16BackwardPart99 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart99 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -29546,20 +29238,25 @@ type ocannlDecBF16BackwardPart99 struct {
 // Part runs part j115 of the nest (0 <= j115 < 8).
 func (r115 *ocannlDecBF16BackwardPart99) Part(j115 int) {
 	scratch := r115.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j115][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j115][0])
+		}
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j115][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j115][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j115][i1]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j115][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j115]
+				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j115][0]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
+					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j115][0] = acc73
 			}
 		}
 	}
@@ -29571,125 +29268,28 @@ var ocannlDecBF16BackwardPart99Records rt.Records[ocannlDecBF16BackwardPart99]
 // ocannlDecBF16BackwardPart100 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart100 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r116 *ocannlDecBF16BackwardPart100) Part(j116 int) {
-	scratch := r116.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j116][0][0], &scratch.net_block_2_layer_norm_1_centered[j116][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j116][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j116][i1]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j116][i1]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j116][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart100Records holds the free ocannlDecBF16BackwardPart100 records.
-var ocannlDecBF16BackwardPart100Records rt.Records[ocannlDecBF16BackwardPart100]
-
-// ocannlDecBF16BackwardPart101 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart101 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j117 of the nest (0 <= j117 < 8).
-func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
-	scratch := r117.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j117][i1]
-				net_layer_norm_1_centered_gradRow12 := &scratch.net_layer_norm_1_centered_grad[i0+j117][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow12[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart101Records holds the free ocannlDecBF16BackwardPart101 records.
-var ocannlDecBF16BackwardPart101Records rt.Records[ocannlDecBF16BackwardPart101]
-
-// ocannlDecBF16BackwardPart102 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart102 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j118 of the nest (0 <= j118 < 8).
-func (r118 *ocannlDecBF16BackwardPart102) Part(j118 int) {
-	scratch := r118.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j118][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j118][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j118]
-				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j118][0]
-				for i2 := range 64 {
-					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j118][0] = acc73
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart102Records holds the free ocannlDecBF16BackwardPart102 records.
-var ocannlDecBF16BackwardPart102Records rt.Records[ocannlDecBF16BackwardPart102]
-
-// ocannlDecBF16BackwardPart103 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart103 struct {
 	scratch                   *ocannlDecBF16BackwardScratch
 	gNetBlock1Linear1BPartial [8][64]float32
 }
 
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
-	scratch, gNetBlock1Linear1BPartial := r119.scratch, &r119.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j119] = [64]float32{}
+// Part runs part j116 of the nest (0 <= j116 < 8).
+func (r116 *ocannlDecBF16BackwardPart100) Part(j116 int) {
+	scratch, gNetBlock1Linear1BPartial := r116.scratch, &r116.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j116] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
+		ocannlReduce10AVX512(&gNetBlock1Linear1BPartial[j116][0], &scratch.net_layer_norm_1_centered_grad[j116][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j119][0], &scratch.net_layer_norm_1_centered_grad[j119][0][0])
+		ocannlReduce10AVX2(&gNetBlock1Linear1BPartial[j116][0], &scratch.net_layer_norm_1_centered_grad[j116][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j119]
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j116]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1]
-				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1+1]
-				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1+2]
-				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0+j119][i1+3]
+				net_layer_norm_1_centered_gradRow14 := &scratch.net_layer_norm_1_centered_grad[i0+j116][i1]
+				net_layer_norm_1_centered_gradRow15 := &scratch.net_layer_norm_1_centered_grad[i0+j116][i1+1]
+				net_layer_norm_1_centered_gradRow16 := &scratch.net_layer_norm_1_centered_grad[i0+j116][i1+2]
+				net_layer_norm_1_centered_gradRow17 := &scratch.net_layer_norm_1_centered_grad[i0+j116][i1+3]
 				for i2 := range 64 {
 					acc74 := gNetBlock1Linear1BPartialRow[i2]
 					acc74 += net_layer_norm_1_centered_gradRow14[i2]
@@ -29703,24 +29303,24 @@ func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart103Records holds the free ocannlDecBF16BackwardPart103 records.
-var ocannlDecBF16BackwardPart103Records rt.Records[ocannlDecBF16BackwardPart103]
+// ocannlDecBF16BackwardPart100Records holds the free ocannlDecBF16BackwardPart100 records.
+var ocannlDecBF16BackwardPart100Records rt.Records[ocannlDecBF16BackwardPart100]
 
-// ocannlDecBF16BackwardPart104 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart101 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart104 struct {
+type ocannlDecBF16BackwardPart101 struct {
 	gNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j121 of the nest (0 <= j121 < 4).
-func (r120 *ocannlDecBF16BackwardPart104) Part(j121 int) {
-	gNetBlock1Linear1W, scratch := r120.gNetBlock1Linear1W, r120.scratch
+// Part runs part j118 of the nest (0 <= j118 < 4).
+func (r117 *ocannlDecBF16BackwardPart101) Part(j118 int) {
+	gNetBlock1Linear1W, scratch := r117.gNetBlock1Linear1W, r117.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.GemmOps(&gNetBlock1Linear1W[32*j121], bf16.Operand{
+	bf16.GemmOps(&gNetBlock1Linear1W[32*j118], bf16.Operand{
 		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
 		P: &scratch.net_layer_norm_1_centered_gradBF163,
-	}, bf16.Operand{F: &scratch.net_block_1_linear_1_x[0][0][32*j121]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_block_1_linear_1_x[0][0][32*j118]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        128,
@@ -29734,21 +29334,21 @@ func (r120 *ocannlDecBF16BackwardPart104) Part(j121 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart104Records holds the free ocannlDecBF16BackwardPart104 records.
-var ocannlDecBF16BackwardPart104Records rt.Records[ocannlDecBF16BackwardPart104]
+// ocannlDecBF16BackwardPart101Records holds the free ocannlDecBF16BackwardPart101 records.
+var ocannlDecBF16BackwardPart101Records rt.Records[ocannlDecBF16BackwardPart101]
 
-// ocannlDecBF16BackwardPart105 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart102 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart105 struct {
+type ocannlDecBF16BackwardPart102 struct {
 	pNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 8).
-func (r121 *ocannlDecBF16BackwardPart105) Part(j122 int) {
-	pNetBlock1Linear1W, scratch := r121.pNetBlock1Linear1W, r121.scratch
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r118 *ocannlDecBF16BackwardPart102) Part(j119 int) {
+	pNetBlock1Linear1W, scratch := r118.pNetBlock1Linear1W, r118.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
-	bf16.GemmOps(&scratch.net_block_1_linear_1_x_grad[j122][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j122][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_grad[j119][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j119][0][0]}, bf16.Operand{
 		F: &pNetBlock1Linear1W[0],
 		P: &scratch.pNetBlock1Linear1WBF162,
 	}, bf16.Shape{
@@ -29765,73 +29365,73 @@ func (r121 *ocannlDecBF16BackwardPart105) Part(j122 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart105Records holds the free ocannlDecBF16BackwardPart105 records.
-var ocannlDecBF16BackwardPart105Records rt.Records[ocannlDecBF16BackwardPart105]
+// ocannlDecBF16BackwardPart102Records holds the free ocannlDecBF16BackwardPart102 records.
+var ocannlDecBF16BackwardPart102Records rt.Records[ocannlDecBF16BackwardPart102]
 
-// ocannlDecBF16BackwardPart106 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart103 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart106 struct {
+type ocannlDecBF16BackwardPart103 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r124 *ocannlDecBF16BackwardPart106) Part(j123 int) {
-	scratch := r124.scratch
+// Part runs part j120 of the nest (0 <= j120 < 8).
+func (r121 *ocannlDecBF16BackwardPart103) Part(j120 int) {
+	scratch := r121.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
+		ocannlMap31AVX512(&scratch.net_block_1_linear_1_x_2_grad[j120][0][0], &scratch.net_block_1_linear_1_x[j120][0][0], &scratch.net_block_1_linear_1_x_grad[j120][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[j123][0][0], &scratch.net_block_1_linear_1_x[j123][0][0], &scratch.net_block_1_linear_1_x_grad[j123][0][0])
+		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[j120][0][0], &scratch.net_block_1_linear_1_x[j120][0][0], &scratch.net_block_1_linear_1_x_grad[j120][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_linear_1_xRow4 := &scratch.net_block_1_linear_1_x[i0+j123][i1]
-				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+j123][i1]
-				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+j123][i1]
+				net_block_1_linear_1_xRow4 := &scratch.net_block_1_linear_1_x[i0+j120][i1]
+				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+j120][i1]
+				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+j120][i1]
 				for i2 := range 128 {
-					var r122 float32
+					var r119 float32
 					if 0 < net_block_1_linear_1_xRow4[i2] {
-						r122 = 1
+						r119 = 1
 					}
-					r123 := float32(0)
-					if r122 != 0 {
-						r123 = net_block_1_linear_1_x_gradRow2[i2]
+					r120 := float32(0)
+					if r119 != 0 {
+						r120 = net_block_1_linear_1_x_gradRow2[i2]
 					}
-					net_block_1_linear_1_x_2_gradRow[i2] += r123
+					net_block_1_linear_1_x_2_gradRow[i2] += r120
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart106Records holds the free ocannlDecBF16BackwardPart106 records.
-var ocannlDecBF16BackwardPart106Records rt.Records[ocannlDecBF16BackwardPart106]
+// ocannlDecBF16BackwardPart103Records holds the free ocannlDecBF16BackwardPart103 records.
+var ocannlDecBF16BackwardPart103Records rt.Records[ocannlDecBF16BackwardPart103]
 
-// ocannlDecBF16BackwardPart107 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart104 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart107 struct {
+type ocannlDecBF16BackwardPart104 struct {
 	scratch                  *ocannlDecBF16BackwardScratch
 	gNetBlock1Dense1BPartial [8][128]float32
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r125 *ocannlDecBF16BackwardPart107) Part(j124 int) {
-	scratch, gNetBlock1Dense1BPartial := r125.scratch, &r125.gNetBlock1Dense1BPartial
-	gNetBlock1Dense1BPartial[j124] = [128]float32{}
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r122 *ocannlDecBF16BackwardPart104) Part(j121 int) {
+	scratch, gNetBlock1Dense1BPartial := r122.scratch, &r122.gNetBlock1Dense1BPartial
+	gNetBlock1Dense1BPartial[j121] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
+		ocannlReduce14AVX512(&gNetBlock1Dense1BPartial[j121][0], &scratch.net_block_1_linear_1_x_2_grad[j121][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetBlock1Dense1BPartial[j124][0], &scratch.net_block_1_linear_1_x_2_grad[j124][0][0])
+		ocannlReduce14AVX2(&gNetBlock1Dense1BPartial[j121][0], &scratch.net_block_1_linear_1_x_2_grad[j121][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j124]
+		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j121]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1]
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1+1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1+2]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j124][i1+3]
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j121][i1]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j121][i1+1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j121][i1+2]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j121][i1+3]
 				for i2 := range 128 {
 					acc77 := gNetBlock1Dense1BPartialRow[i2]
 					acc77 += net_block_1_linear_1_x_2_gradRow2[i2]
@@ -29845,21 +29445,21 @@ func (r125 *ocannlDecBF16BackwardPart107) Part(j124 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart107Records holds the free ocannlDecBF16BackwardPart107 records.
-var ocannlDecBF16BackwardPart107Records rt.Records[ocannlDecBF16BackwardPart107]
+// ocannlDecBF16BackwardPart104Records holds the free ocannlDecBF16BackwardPart104 records.
+var ocannlDecBF16BackwardPart104Records rt.Records[ocannlDecBF16BackwardPart104]
 
-// ocannlDecBF16BackwardPart108 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart105 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart108 struct {
+type ocannlDecBF16BackwardPart105 struct {
 	gNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r126 *ocannlDecBF16BackwardPart108) Part(j126 int) {
-	gNetBlock1Dense1W, scratch := r126.gNetBlock1Dense1W, r126.scratch
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r123 *ocannlDecBF16BackwardPart105) Part(j123 int) {
+	gNetBlock1Dense1W, scratch := r123.gNetBlock1Dense1W, r123.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1Dense1W[1024*j126], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j126]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock1Dense1W[1024*j123], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[0][0][16*j123]}, bf16.Operand{
 		F: &scratch.net_block_1_dense_1_x[0][0][0],
 		P: &scratch.net_block_1_dense_1_xBF162,
 	}, bf16.Shape{
@@ -29876,21 +29476,21 @@ func (r126 *ocannlDecBF16BackwardPart108) Part(j126 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart108Records holds the free ocannlDecBF16BackwardPart108 records.
-var ocannlDecBF16BackwardPart108Records rt.Records[ocannlDecBF16BackwardPart108]
+// ocannlDecBF16BackwardPart105Records holds the free ocannlDecBF16BackwardPart105 records.
+var ocannlDecBF16BackwardPart105Records rt.Records[ocannlDecBF16BackwardPart105]
 
-// ocannlDecBF16BackwardPart109 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart106 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart109 struct {
+type ocannlDecBF16BackwardPart106 struct {
 	pNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r127 *ocannlDecBF16BackwardPart109) Part(j127 int) {
-	pNetBlock1Dense1W, scratch := r127.pNetBlock1Dense1W, r127.scratch
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r124 *ocannlDecBF16BackwardPart106) Part(j124 int) {
+	pNetBlock1Dense1W, scratch := r124.pNetBlock1Dense1W, r124.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&scratch.net_block_1_dense_1_x_grad[j127][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[j127][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_dense_1_x_grad[j124][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x_2_grad[j124][0][0]}, bf16.Operand{
 		F: &pNetBlock1Dense1W[0],
 		P: &scratch.pNetBlock1Dense1WBF16,
 	}, bf16.Shape{
@@ -29907,34 +29507,34 @@ func (r127 *ocannlDecBF16BackwardPart109) Part(j127 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart109Records holds the free ocannlDecBF16BackwardPart109 records.
-var ocannlDecBF16BackwardPart109Records rt.Records[ocannlDecBF16BackwardPart109]
+// ocannlDecBF16BackwardPart106Records holds the free ocannlDecBF16BackwardPart106 records.
+var ocannlDecBF16BackwardPart106Records rt.Records[ocannlDecBF16BackwardPart106]
 
-// ocannlDecBF16BackwardPart110 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart107 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart110 struct {
+type ocannlDecBF16BackwardPart107 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r128.scratch, &r128.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j128] = [64]float32{}
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r125 *ocannlDecBF16BackwardPart107) Part(j125 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r125.scratch, &r125.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j125] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm2BetaPartial[j125][0], &scratch.net_block_1_dense_1_x_grad[j125][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j128][0], &scratch.net_block_1_dense_1_x_grad[j128][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm2BetaPartial[j125][0], &scratch.net_block_1_dense_1_x_grad[j125][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j128]
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j125]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1]
-				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1+1]
-				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1+2]
-				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j128][i1+3]
+				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1]
+				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1+1]
+				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1+2]
+				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j125][i1+3]
 				for i2 := range 64 {
 					acc80 := gNetBlock1LayerNorm2BetaPartialRow[i2]
 					acc80 += net_block_1_dense_1_x_gradRow2[i2]
@@ -29948,29 +29548,29 @@ func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart110Records holds the free ocannlDecBF16BackwardPart110 records.
-var ocannlDecBF16BackwardPart110Records rt.Records[ocannlDecBF16BackwardPart110]
+// ocannlDecBF16BackwardPart107Records holds the free ocannlDecBF16BackwardPart107 records.
+var ocannlDecBF16BackwardPart107Records rt.Records[ocannlDecBF16BackwardPart107]
 
-// ocannlDecBF16BackwardPart111 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart108 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart111 struct {
+type ocannlDecBF16BackwardPart108 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r129 *ocannlDecBF16BackwardPart111) Part(j130 int) {
-	scratch := r129.scratch
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r126 *ocannlDecBF16BackwardPart108) Part(j127 int) {
+	scratch := r126.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
+		ocannlMap18AVX512(&scratch.net_block_1_dense_1_x_1_grad[j127][0][0], &scratch.net_block_1_dense_1_x_grad[j127][0][0], &scratch.net_block_1_dense_1_x_3[j127][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_1_dense_1_x_1_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0], &scratch.net_block_1_dense_1_x_3[j130][0][0])
+		ocannlMap18AVX2(&scratch.net_block_1_dense_1_x_1_grad[j127][0][0], &scratch.net_block_1_dense_1_x_grad[j127][0][0], &scratch.net_block_1_dense_1_x_3[j127][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j130][i1]
-				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j130][i1][0]
-				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j130][i1]
+				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j127][i1]
+				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j127][i1][0]
+				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j127][i1]
 				for i2 := range 64 {
 					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_gradRow6[i2] / net_block_1_dense_1_x_3V2
 				}
@@ -29979,76 +29579,76 @@ func (r129 *ocannlDecBF16BackwardPart111) Part(j130 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart111Records holds the free ocannlDecBF16BackwardPart111 records.
-var ocannlDecBF16BackwardPart111Records rt.Records[ocannlDecBF16BackwardPart111]
+// ocannlDecBF16BackwardPart108Records holds the free ocannlDecBF16BackwardPart108 records.
+var ocannlDecBF16BackwardPart108Records rt.Records[ocannlDecBF16BackwardPart108]
 
-// ocannlDecBF16BackwardPart112 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart109 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart112 struct {
+type ocannlDecBF16BackwardPart109 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r130 *ocannlDecBF16BackwardPart112) Part(j131 int) {
-	scratch := r130.scratch
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r127 *ocannlDecBF16BackwardPart109) Part(j128 int) {
+	scratch := r127.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
+			ocannlReduce11AVX512(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j128][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j128][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j128][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j128][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j131][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j131][0])
+			ocannlReduce11AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j128][0], &scratch.net_block_1_dense_1_x_grad[0][i1+2*j128][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j128][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j128][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j131]
-				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j131]
-				v7 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j131][0]
-				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j131][0]
+				net_block_1_dense_1_x_gradRow7 := &scratch.net_block_1_dense_1_x_grad[i0][i1+2*j128]
+				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j128]
+				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j128][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j128][0]
+				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j128][0]
 				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v7))
+					acc82 += net_block_1_dense_1_x_gradRow7[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
 				}
-				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j131][0] = acc82
+				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j128][0] = acc82
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart112Records holds the free ocannlDecBF16BackwardPart112 records.
-var ocannlDecBF16BackwardPart112Records rt.Records[ocannlDecBF16BackwardPart112]
+// ocannlDecBF16BackwardPart109Records holds the free ocannlDecBF16BackwardPart109 records.
+var ocannlDecBF16BackwardPart109Records rt.Records[ocannlDecBF16BackwardPart109]
 
-// ocannlDecBF16BackwardPart113 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart110 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart113 struct {
+type ocannlDecBF16BackwardPart110 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r131 *ocannlDecBF16BackwardPart113) Part(j132 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r131.scratch, &r131.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j132] = [64]float32{}
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r128 *ocannlDecBF16BackwardPart110) Part(j129 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r128.scratch, &r128.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j129] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm2GammaPartial[j129][0], &scratch.net_block_1_dense_1_x_1_grad[j129][0][0], &scratch.net_block_1_layer_norm_2_centered[j129][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j132][0], &scratch.net_block_1_dense_1_x_1_grad[j132][0][0], &scratch.net_block_1_layer_norm_2_centered[j132][0][0])
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm2GammaPartial[j129][0], &scratch.net_block_1_dense_1_x_1_grad[j129][0][0], &scratch.net_block_1_layer_norm_2_centered[j129][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j132]
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j129]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1]
-				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1+1]
-				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1+2]
-				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j132][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j132][i1+3]
+				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j129][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j129][i1]
+				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j129][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j129][i1+1]
+				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j129][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j129][i1+2]
+				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j129][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j129][i1+3]
 				for i2 := range 64 {
 					acc83 := gNetBlock1LayerNorm2GammaPartialRow[i2]
 					acc83 += net_block_1_dense_1_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
@@ -30062,31 +29662,114 @@ func (r131 *ocannlDecBF16BackwardPart113) Part(j132 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart110Records holds the free ocannlDecBF16BackwardPart110 records.
+var ocannlDecBF16BackwardPart110Records rt.Records[ocannlDecBF16BackwardPart110]
+
+// ocannlDecBF16BackwardPart111 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart111 struct {
+	pNetBlock1LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j131 of the nest (0 <= j131 < 8).
+func (r129 *ocannlDecBF16BackwardPart111) Part(j131 int) {
+	pNetBlock1LayerNorm2Gamma, scratch := r129.pNetBlock1LayerNorm2Gamma, r129.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j131][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j131][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j131][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j131][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j131][i1]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j131][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart111Records holds the free ocannlDecBF16BackwardPart111 records.
+var ocannlDecBF16BackwardPart111Records rt.Records[ocannlDecBF16BackwardPart111]
+
+// ocannlDecBF16BackwardPart112 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart112 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r130 *ocannlDecBF16BackwardPart112) Part(j132 int) {
+	scratch := r130.scratch
+	for i0 := range 1 {
+		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j132]
+		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j132]
+		for i1 := range 16 {
+			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart112Records holds the free ocannlDecBF16BackwardPart112 records.
+var ocannlDecBF16BackwardPart112Records rt.Records[ocannlDecBF16BackwardPart112]
+
+// ocannlDecBF16BackwardPart113 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart113 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r131 *ocannlDecBF16BackwardPart113) Part(j133 int) {
+	scratch := r131.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_centered[j133][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j133][0][0], &scratch.net_block_1_layer_norm_2_centered[j133][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j133][i1][0]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j133][i1]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j133][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_2_gradV * net_block_1_layer_norm_2_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlDecBF16BackwardPart113Records holds the free ocannlDecBF16BackwardPart113 records.
 var ocannlDecBF16BackwardPart113Records rt.Records[ocannlDecBF16BackwardPart113]
 
 // ocannlDecBF16BackwardPart114 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart114 struct {
-	pNetBlock1LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r132 *ocannlDecBF16BackwardPart114) Part(j134 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r132.pNetBlock1LayerNorm2Gamma, r132.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r132.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_centered[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j134][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j134][0][0], &scratch.net_block_1_layer_norm_2_centered[j134][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j134][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j134][i1]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j134][i1]
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j134][i1]
+				net_block_1_layer_norm_2_var_2_gradV2 := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j134][i1][0]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j134][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -30105,129 +29788,16 @@ type ocannlDecBF16BackwardPart115 struct {
 // Part runs part j135 of the nest (0 <= j135 < 8).
 func (r133 *ocannlDecBF16BackwardPart115) Part(j135 int) {
 	scratch := r133.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j135]
-		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j135]
-		for i1 := range 16 {
-			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart115Records holds the free ocannlDecBF16BackwardPart115 records.
-var ocannlDecBF16BackwardPart115Records rt.Records[ocannlDecBF16BackwardPart115]
-
-// ocannlDecBF16BackwardPart116 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart116 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j136 of the nest (0 <= j136 < 8).
-func (r134 *ocannlDecBF16BackwardPart116) Part(j136 int) {
-	scratch := r134.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j136][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j136][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j136][i1][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j136][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart116Records holds the free ocannlDecBF16BackwardPart116 records.
-var ocannlDecBF16BackwardPart116Records rt.Records[ocannlDecBF16BackwardPart116]
-
-// ocannlDecBF16BackwardPart117 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart117 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j137 of the nest (0 <= j137 < 8).
-func (r135 *ocannlDecBF16BackwardPart117) Part(j137 int) {
-	scratch := r135.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j137][0][0], &scratch.net_block_1_layer_norm_2_centered[j137][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j137][i1]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j137][i1]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j137][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart117Records holds the free ocannlDecBF16BackwardPart117 records.
-var ocannlDecBF16BackwardPart117Records rt.Records[ocannlDecBF16BackwardPart117]
-
-// ocannlDecBF16BackwardPart118 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart118 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j138 of the nest (0 <= j138 < 8).
-func (r136 *ocannlDecBF16BackwardPart118) Part(j138 int) {
-	scratch := r136.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j138][0][0], &scratch.net_block_1_layer_norm_2_centered[j138][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j138][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j138][i1]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j138][i1]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j138][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart118Records holds the free ocannlDecBF16BackwardPart118 records.
-var ocannlDecBF16BackwardPart118Records rt.Records[ocannlDecBF16BackwardPart118]
-
-// ocannlDecBF16BackwardPart119 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart119 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j139 of the nest (0 <= j139 < 8).
-func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
-	scratch := r137.scratch
 	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j139][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j135][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j139][i1]
-				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0+j139][i1]
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j135][i1]
+				net_layer_norm_1_centered_gradRow18 := &scratch.net_layer_norm_1_centered_grad[i0+j135][i1]
 				for i2 := range 64 {
 					net_layer_norm_1_centered_gradRow18[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
 				}
@@ -30236,60 +29806,60 @@ func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart119Records holds the free ocannlDecBF16BackwardPart119 records.
-var ocannlDecBF16BackwardPart119Records rt.Records[ocannlDecBF16BackwardPart119]
+// ocannlDecBF16BackwardPart115Records holds the free ocannlDecBF16BackwardPart115 records.
+var ocannlDecBF16BackwardPart115Records rt.Records[ocannlDecBF16BackwardPart115]
 
-// ocannlDecBF16BackwardPart120 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart116 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart120 struct {
+type ocannlDecBF16BackwardPart116 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r138 *ocannlDecBF16BackwardPart120) Part(j140 int) {
-	scratch := r138.scratch
+// Part runs part j136 of the nest (0 <= j136 < 8).
+func (r134 *ocannlDecBF16BackwardPart116) Part(j136 int) {
+	scratch := r134.scratch
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j136][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j136][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j140][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j140][0])
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j136][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j136][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j140]
-				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j140][0]
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j136]
+				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j136][0]
 				for i2 := range 64 {
 					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
 				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j140][0] = acc85
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j136][0] = acc85
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart120Records holds the free ocannlDecBF16BackwardPart120 records.
-var ocannlDecBF16BackwardPart120Records rt.Records[ocannlDecBF16BackwardPart120]
+// ocannlDecBF16BackwardPart116Records holds the free ocannlDecBF16BackwardPart116 records.
+var ocannlDecBF16BackwardPart116Records rt.Records[ocannlDecBF16BackwardPart116]
 
-// ocannlDecBF16BackwardPart121 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart117 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart121 struct {
+type ocannlDecBF16BackwardPart117 struct {
 	gNetBlock1MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j141 of the nest (0 <= j141 < 4).
-func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r139.gNetBlock1MaskedAttention1WO, r139.scratch
+// Part runs part j137 of the nest (0 <= j137 < 4).
+func (r135 *ocannlDecBF16BackwardPart117) Part(j137 int) {
+	gNetBlock1MaskedAttention1WO, scratch := r135.gNetBlock1MaskedAttention1WO, r135.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WO[16*j141], bf16.Operand{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WO[16*j137], bf16.Operand{
 		F: &scratch.net_layer_norm_1_centered_grad[0][0][0],
 		P: &scratch.net_layer_norm_1_centered_gradBF164,
-	}, bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[0][0][j141][0]}, bf16.Shape{
+	}, bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[0][0][j137][0]}, bf16.Shape{
 		AK:        64,
 		AM:        1,
 		BK:        64,
@@ -30303,21 +29873,21 @@ func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart121Records holds the free ocannlDecBF16BackwardPart121 records.
-var ocannlDecBF16BackwardPart121Records rt.Records[ocannlDecBF16BackwardPart121]
+// ocannlDecBF16BackwardPart117Records holds the free ocannlDecBF16BackwardPart117 records.
+var ocannlDecBF16BackwardPart117Records rt.Records[ocannlDecBF16BackwardPart117]
 
-// ocannlDecBF16BackwardPart122 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart118 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart122 struct {
+type ocannlDecBF16BackwardPart118 struct {
 	pNetBlock1MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 8).
-func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r140.pNetBlock1MaskedAttention1WO, r140.scratch
+// Part runs part j138 of the nest (0 <= j138 < 8).
+func (r136 *ocannlDecBF16BackwardPart118) Part(j138 int) {
+	pNetBlock1MaskedAttention1WO, scratch := r136.pNetBlock1MaskedAttention1WO, r136.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_ctx_grad[j142][0][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j142][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_ctx_grad[j138][0][0][0], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[j138][0][0]}, bf16.Operand{
 		F: &pNetBlock1MaskedAttention1WO[0],
 		P: &scratch.pNetBlock1MaskedAttention1WOBF162,
 	}, bf16.Shape{
@@ -30334,22 +29904,22 @@ func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart122Records holds the free ocannlDecBF16BackwardPart122 records.
-var ocannlDecBF16BackwardPart122Records rt.Records[ocannlDecBF16BackwardPart122]
+// ocannlDecBF16BackwardPart118Records holds the free ocannlDecBF16BackwardPart118 records.
+var ocannlDecBF16BackwardPart118Records rt.Records[ocannlDecBF16BackwardPart118]
 
-// ocannlDecBF16BackwardPart123 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart119 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart123 struct {
+type ocannlDecBF16BackwardPart119 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j143 of the nest (0 <= j143 < 8).
-func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
-	scratch := r141.scratch
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
+	scratch := r137.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j143][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j143][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j139][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j139][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j139][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        1,
@@ -30365,22 +29935,22 @@ func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart123Records holds the free ocannlDecBF16BackwardPart123 records.
-var ocannlDecBF16BackwardPart123Records rt.Records[ocannlDecBF16BackwardPart123]
+// ocannlDecBF16BackwardPart119Records holds the free ocannlDecBF16BackwardPart119 records.
+var ocannlDecBF16BackwardPart119Records rt.Records[ocannlDecBF16BackwardPart119]
 
-// ocannlDecBF16BackwardPart124 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart120 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart124 struct {
+type ocannlDecBF16BackwardPart120 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j144 of the nest (0 <= j144 < 8).
-func (r142 *ocannlDecBF16BackwardPart124) Part(j144 int) {
-	scratch := r142.scratch
+// Part runs part j140 of the nest (0 <= j140 < 8).
+func (r138 *ocannlDecBF16BackwardPart120) Part(j140 int) {
+	scratch := r138.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_v_grad[i0+j144][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j144][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j144][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_v_grad[i0+j140][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j140][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j140][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -30396,30 +29966,30 @@ func (r142 *ocannlDecBF16BackwardPart124) Part(j144 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart124Records holds the free ocannlDecBF16BackwardPart124 records.
-var ocannlDecBF16BackwardPart124Records rt.Records[ocannlDecBF16BackwardPart124]
+// ocannlDecBF16BackwardPart120Records holds the free ocannlDecBF16BackwardPart120 records.
+var ocannlDecBF16BackwardPart120Records rt.Records[ocannlDecBF16BackwardPart120]
 
-// ocannlDecBF16BackwardPart125 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart121 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart125 struct {
+type ocannlDecBF16BackwardPart121 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j145 of the nest (0 <= j145 < 8).
-func (r143 *ocannlDecBF16BackwardPart125) Part(j145 int) {
-	scratch := r143.scratch
+// Part runs part j141 of the nest (0 <= j141 < 8).
+func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
+	scratch := r139.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j141][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j141][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j141][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j145][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j145][0][0][0])
+		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j141][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j141][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j141][0][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j145][i1][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j145][i1][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j145][i1][i2]
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j141][i1][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j141][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j141][i1][i2]
 					for i3 := range 16 {
 						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
 					}
@@ -30429,29 +29999,29 @@ func (r143 *ocannlDecBF16BackwardPart125) Part(j145 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart125Records holds the free ocannlDecBF16BackwardPart125 records.
-var ocannlDecBF16BackwardPart125Records rt.Records[ocannlDecBF16BackwardPart125]
+// ocannlDecBF16BackwardPart121Records holds the free ocannlDecBF16BackwardPart121 records.
+var ocannlDecBF16BackwardPart121Records rt.Records[ocannlDecBF16BackwardPart121]
 
-// ocannlDecBF16BackwardPart126 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart122 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart126 struct {
+type ocannlDecBF16BackwardPart122 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j146 of the nest (0 <= j146 < 8).
-func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
-	scratch := r144.scratch
+// Part runs part j142 of the nest (0 <= j142 < 8).
+func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
+	scratch := r140.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
+				ocannlReduce15AVX512(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j142][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j142][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j142][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j142][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j146][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j146][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j142][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j142][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j142][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j142][i2][0])
 			}
 		}
 	} else {
@@ -30459,43 +30029,43 @@ func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j146][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j146][i2]
-					v8 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j146][i2][0]
-					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j146][i2][0]
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j142][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j142][i2]
+					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j142][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j142][i2][0]
+					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j142][i2][0]
 					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v8))
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
 					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j146][i2][0] = acc87
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j142][i2][0] = acc87
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart126Records holds the free ocannlDecBF16BackwardPart126 records.
-var ocannlDecBF16BackwardPart126Records rt.Records[ocannlDecBF16BackwardPart126]
+// ocannlDecBF16BackwardPart122Records holds the free ocannlDecBF16BackwardPart122 records.
+var ocannlDecBF16BackwardPart122Records rt.Records[ocannlDecBF16BackwardPart122]
 
-// ocannlDecBF16BackwardPart127 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart123 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart127 struct {
+type ocannlDecBF16BackwardPart123 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j147 of the nest (0 <= j147 < 8).
-func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
-	scratch := r145.scratch
+// Part runs part j143 of the nest (0 <= j143 < 8).
+func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
+	scratch := r141.scratch
 	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
+				ocannlReduce16AVX512(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j143][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j143][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j147][i2][0])
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j143][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j143][i2][0])
 			}
 		}
 	} else {
@@ -30503,41 +30073,41 @@ func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j147][i2]
-					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j147][i2][0]
+					net_block_1_masked_attention_1_ex_1_gradRow2 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j143][i2]
+					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j143][i2][0]
 					for i3 := range 16 {
 						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j147][i2][0] = acc88
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j143][i2][0] = acc88
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart127Records holds the free ocannlDecBF16BackwardPart127 records.
-var ocannlDecBF16BackwardPart127Records rt.Records[ocannlDecBF16BackwardPart127]
+// ocannlDecBF16BackwardPart123Records holds the free ocannlDecBF16BackwardPart123 records.
+var ocannlDecBF16BackwardPart123Records rt.Records[ocannlDecBF16BackwardPart123]
 
-// ocannlDecBF16BackwardPart128 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart124 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart128 struct {
+type ocannlDecBF16BackwardPart124 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j151 of the nest (0 <= j151 < 8).
-func (r148 *ocannlDecBF16BackwardPart128) Part(j151 int) {
-	scratch := r148.scratch
+// Part runs part j147 of the nest (0 <= j147 < 8).
+func (r144 *ocannlDecBF16BackwardPart124) Part(j147 int) {
+	scratch := r144.scratch
 	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j147][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j151][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j151][i2][0], &scratch.ordinals_2[0])
+				ocannlReduce17AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j147][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j147][i2][0], &scratch.ordinals_2[0])
 			}
 		}
 	} else {
@@ -30545,43 +30115,43 @@ func (r148 *ocannlDecBF16BackwardPart128) Part(j151 int) {
 		for i0 := range 8 {
 			for i1 := range 2 {
 				for i2 := range 4 {
-					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j151][i2]
-					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j151][i2][0]
-					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j151][i2][0]
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j147][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j147][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j147][i2][0]
 					for i3 := range 16 {
-						var r146 float32
+						var r142 float32
 						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-							r146 = 1
+							r142 = 1
 						}
-						r147 := float32(16)
-						if r146 != 0 {
-							r147 = scratch.ordinals_2[i3]
+						r143 := float32(16)
+						if r142 != 0 {
+							r143 = scratch.ordinals_2[i3]
 						}
-						acc89 = min(acc89, r147)
+						acc89 = min(acc89, r143)
 					}
-					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j151][i2][0] = acc89
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j147][i2][0] = acc89
 				}
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart128Records holds the free ocannlDecBF16BackwardPart128 records.
-var ocannlDecBF16BackwardPart128Records rt.Records[ocannlDecBF16BackwardPart128]
+// ocannlDecBF16BackwardPart124Records holds the free ocannlDecBF16BackwardPart124 records.
+var ocannlDecBF16BackwardPart124Records rt.Records[ocannlDecBF16BackwardPart124]
 
-// ocannlDecBF16BackwardPart129 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart125 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart129 struct {
+type ocannlDecBF16BackwardPart125 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j152 of the nest (0 <= j152 < 8).
-func (r152 *ocannlDecBF16BackwardPart129) Part(j152 int) {
-	scratch := r152.scratch
+// Part runs part j148 of the nest (0 <= j148 < 8).
+func (r148 *ocannlDecBF16BackwardPart125) Part(j148 int) {
+	scratch := r148.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_q_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j152][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j152][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_q_grad[i0+j148][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j148][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j148][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        64,
@@ -30597,22 +30167,22 @@ func (r152 *ocannlDecBF16BackwardPart129) Part(j152 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart129Records holds the free ocannlDecBF16BackwardPart129 records.
-var ocannlDecBF16BackwardPart129Records rt.Records[ocannlDecBF16BackwardPart129]
+// ocannlDecBF16BackwardPart125Records holds the free ocannlDecBF16BackwardPart125 records.
+var ocannlDecBF16BackwardPart125Records rt.Records[ocannlDecBF16BackwardPart125]
 
-// ocannlDecBF16BackwardPart130 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart126 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart130 struct {
+type ocannlDecBF16BackwardPart126 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j153 of the nest (0 <= j153 < 8).
-func (r153 *ocannlDecBF16BackwardPart130) Part(j153 int) {
-	scratch := r153.scratch
+// Part runs part j149 of the nest (0 <= j149 < 8).
+func (r149 *ocannlDecBF16BackwardPart126) Part(j149 int) {
+	scratch := r149.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_k_grad[i0+j153][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j153][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j153][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_k_grad[i0+j149][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j149][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j149][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -30628,23 +30198,146 @@ func (r153 *ocannlDecBF16BackwardPart130) Part(j153 int) {
 	}
 }
 
+// ocannlDecBF16BackwardPart126Records holds the free ocannlDecBF16BackwardPart126 records.
+var ocannlDecBF16BackwardPart126Records rt.Records[ocannlDecBF16BackwardPart126]
+
+// ocannlDecBF16BackwardPart127 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlDecBF16BackwardPart127 struct {
+	gNetBlock1MaskedAttention1WV *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j150 of the nest (0 <= j150 < 4).
+func (r150 *ocannlDecBF16BackwardPart127) Part(j150 int) {
+	gNetBlock1MaskedAttention1WV, scratch := r150.gNetBlock1MaskedAttention1WV, r150.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WV[1024*j150], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[0][0][j150][0]}, bf16.Operand{
+		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_1_masked_attention_1_xBF16,
+	}, bf16.Shape{
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart127Records holds the free ocannlDecBF16BackwardPart127 records.
+var ocannlDecBF16BackwardPart127Records rt.Records[ocannlDecBF16BackwardPart127]
+
+// ocannlDecBF16BackwardPart128 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart128 struct {
+	pNetBlock1MaskedAttention1WV *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j151 of the nest (0 <= j151 < 8).
+func (r151 *ocannlDecBF16BackwardPart128) Part(j151 int) {
+	pNetBlock1MaskedAttention1WV, scratch := r151.pNetBlock1MaskedAttention1WV, r151.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j151][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[j151][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WV[0],
+		P: &scratch.pNetBlock1MaskedAttention1WVBF162,
+	}, bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart128Records holds the free ocannlDecBF16BackwardPart128 records.
+var ocannlDecBF16BackwardPart128Records rt.Records[ocannlDecBF16BackwardPart128]
+
+// ocannlDecBF16BackwardPart129 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlDecBF16BackwardPart129 struct {
+	gNetBlock1MaskedAttention1WK *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j152 of the nest (0 <= j152 < 4).
+func (r152 *ocannlDecBF16BackwardPart129) Part(j152 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r152.gNetBlock1MaskedAttention1WK, r152.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WK[1024*j152], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[0][0][j152][0]}, bf16.Operand{
+		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_1_masked_attention_1_xBF162,
+	}, bf16.Shape{
+		AK:        64,
+		AM:        1,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart129Records holds the free ocannlDecBF16BackwardPart129 records.
+var ocannlDecBF16BackwardPart129Records rt.Records[ocannlDecBF16BackwardPart129]
+
+// ocannlDecBF16BackwardPart130 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart130 struct {
+	pNetBlock1MaskedAttention1WK *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j153 of the nest (0 <= j153 < 8).
+func (r153 *ocannlDecBF16BackwardPart130) Part(j153 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r153.pNetBlock1MaskedAttention1WK, r153.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j153][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[j153][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WK[0],
+		P: &scratch.pNetBlock1MaskedAttention1WKBF162,
+	}, bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
+}
+
 // ocannlDecBF16BackwardPart130Records holds the free ocannlDecBF16BackwardPart130 records.
 var ocannlDecBF16BackwardPart130Records rt.Records[ocannlDecBF16BackwardPart130]
 
 // ocannlDecBF16BackwardPart131 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart131 struct {
-	gNetBlock1MaskedAttention1WV *[4096]float32
+	gNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j154 of the nest (0 <= j154 < 4).
 func (r154 *ocannlDecBF16BackwardPart131) Part(j154 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r154.gNetBlock1MaskedAttention1WV, r154.scratch
+	gNetBlock1MaskedAttention1WQ, scratch := r154.gNetBlock1MaskedAttention1WQ, r154.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WV[1024*j154], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[0][0][j154][0]}, bf16.Operand{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WQ[1024*j154], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[0][0][j154][0]}, bf16.Operand{
 		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_1_masked_attention_1_xBF16,
+		P: &scratch.net_block_1_masked_attention_1_xBF163,
 	}, bf16.Shape{
 		AK:        64,
 		AM:        1,
@@ -30665,138 +30358,15 @@ var ocannlDecBF16BackwardPart131Records rt.Records[ocannlDecBF16BackwardPart131]
 // ocannlDecBF16BackwardPart132 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart132 struct {
-	pNetBlock1MaskedAttention1WV *[4096]float32
+	pNetBlock1MaskedAttention1WQ *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j155 of the nest (0 <= j155 < 8).
 func (r155 *ocannlDecBF16BackwardPart132) Part(j155 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r155.pNetBlock1MaskedAttention1WV, r155.scratch
+	pNetBlock1MaskedAttention1WQ, scratch := r155.pNetBlock1MaskedAttention1WQ, r155.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[j155][0][0][0]}, bf16.Operand{
-		F: &pNetBlock1MaskedAttention1WV[0],
-		P: &scratch.pNetBlock1MaskedAttention1WVBF162,
-	}, bf16.Shape{
-		AK:        1,
-		AM:        64,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         64,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart132Records holds the free ocannlDecBF16BackwardPart132 records.
-var ocannlDecBF16BackwardPart132Records rt.Records[ocannlDecBF16BackwardPart132]
-
-// ocannlDecBF16BackwardPart133 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart133 struct {
-	gNetBlock1MaskedAttention1WK *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j156 of the nest (0 <= j156 < 4).
-func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r156.gNetBlock1MaskedAttention1WK, r156.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WK[1024*j156], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[0][0][j156][0]}, bf16.Operand{
-		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_1_masked_attention_1_xBF162,
-	}, bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart133Records holds the free ocannlDecBF16BackwardPart133 records.
-var ocannlDecBF16BackwardPart133Records rt.Records[ocannlDecBF16BackwardPart133]
-
-// ocannlDecBF16BackwardPart134 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart134 struct {
-	pNetBlock1MaskedAttention1WK *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j157 of the nest (0 <= j157 < 8).
-func (r157 *ocannlDecBF16BackwardPart134) Part(j157 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r157.pNetBlock1MaskedAttention1WK, r157.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j157][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[j157][0][0][0]}, bf16.Operand{
-		F: &pNetBlock1MaskedAttention1WK[0],
-		P: &scratch.pNetBlock1MaskedAttention1WKBF162,
-	}, bf16.Shape{
-		AK: 1,
-		AM: 64,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  64,
-		M:  16,
-		N:  64,
-	})
-}
-
-// ocannlDecBF16BackwardPart134Records holds the free ocannlDecBF16BackwardPart134 records.
-var ocannlDecBF16BackwardPart134Records rt.Records[ocannlDecBF16BackwardPart134]
-
-// ocannlDecBF16BackwardPart135 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart135 struct {
-	gNetBlock1MaskedAttention1WQ *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j158 of the nest (0 <= j158 < 4).
-func (r158 *ocannlDecBF16BackwardPart135) Part(j158 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r158.gNetBlock1MaskedAttention1WQ, r158.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.GemmOps(&gNetBlock1MaskedAttention1WQ[1024*j158], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[0][0][j158][0]}, bf16.Operand{
-		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
-		P: &scratch.net_block_1_masked_attention_1_xBF163,
-	}, bf16.Shape{
-		AK:        64,
-		AM:        1,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         128,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart135Records holds the free ocannlDecBF16BackwardPart135 records.
-var ocannlDecBF16BackwardPart135Records rt.Records[ocannlDecBF16BackwardPart135]
-
-// ocannlDecBF16BackwardPart136 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart136 struct {
-	pNetBlock1MaskedAttention1WQ *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j159 of the nest (0 <= j159 < 8).
-func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r159.pNetBlock1MaskedAttention1WQ, r159.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j159][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[j159][0][0][0]}, bf16.Operand{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j155][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[j155][0][0][0]}, bf16.Operand{
 		F: &pNetBlock1MaskedAttention1WQ[0],
 		P: &scratch.pNetBlock1MaskedAttention1WQBF162,
 	}, bf16.Shape{
@@ -30812,34 +30382,34 @@ func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart136Records holds the free ocannlDecBF16BackwardPart136 records.
-var ocannlDecBF16BackwardPart136Records rt.Records[ocannlDecBF16BackwardPart136]
+// ocannlDecBF16BackwardPart132Records holds the free ocannlDecBF16BackwardPart132 records.
+var ocannlDecBF16BackwardPart132Records rt.Records[ocannlDecBF16BackwardPart132]
 
-// ocannlDecBF16BackwardPart137 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart133 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart137 struct {
+type ocannlDecBF16BackwardPart133 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock1LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j160 of the nest (0 <= j160 < 8).
-func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r160.scratch, &r160.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j160] = [64]float32{}
+// Part runs part j156 of the nest (0 <= j156 < 8).
+func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r156.scratch, &r156.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j156] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
+		ocannlReduce10AVX512(&gNetBlock1LayerNorm1BetaPartial[j156][0], &scratch.net_block_1_masked_attention_1_x_grad[j156][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_grad[j160][0][0])
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm1BetaPartial[j156][0], &scratch.net_block_1_masked_attention_1_x_grad[j156][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j160]
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j156]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1]
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1+1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1+2]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j160][i1+3]
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j156][i1]
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j156][i1+1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j156][i1+2]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j156][i1+3]
 				for i2 := range 64 {
 					acc94 := gNetBlock1LayerNorm1BetaPartialRow[i2]
 					acc94 += net_block_1_masked_attention_1_x_gradRow4[i2]
@@ -30847,6 +30417,151 @@ func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
 					acc94 += net_block_1_masked_attention_1_x_gradRow6[i2]
 					acc94 += net_block_1_masked_attention_1_x_gradRow7[i2]
 					gNetBlock1LayerNorm1BetaPartialRow[i2] = acc94
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart133Records holds the free ocannlDecBF16BackwardPart133 records.
+var ocannlDecBF16BackwardPart133Records rt.Records[ocannlDecBF16BackwardPart133]
+
+// ocannlDecBF16BackwardPart134 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart134 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j158 of the nest (0 <= j158 < 8).
+func (r157 *ocannlDecBF16BackwardPart134) Part(j158 int) {
+	scratch := r157.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_x_3[j158][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_x_3[j158][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j158][i1]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j158][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j158][i1]
+				for i2 := range 64 {
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart134Records holds the free ocannlDecBF16BackwardPart134 records.
+var ocannlDecBF16BackwardPart134Records rt.Records[ocannlDecBF16BackwardPart134]
+
+// ocannlDecBF16BackwardPart135 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart135 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j159 of the nest (0 <= j159 < 8).
+func (r158 *ocannlDecBF16BackwardPart135) Part(j159 int) {
+	scratch := r158.scratch
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j159][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j159][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j159][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j159][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j159][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j159][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j159][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j159][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j159]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j159]
+				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j159][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j159][0]
+				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j159][0]
+				for i2 := range 64 {
+					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
+				}
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j159][0] = acc96
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart135Records holds the free ocannlDecBF16BackwardPart135 records.
+var ocannlDecBF16BackwardPart135Records rt.Records[ocannlDecBF16BackwardPart135]
+
+// ocannlDecBF16BackwardPart136 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart136 struct {
+	scratch                          *ocannlDecBF16BackwardScratch
+	gNetBlock1LayerNorm1GammaPartial [8][64]float32
+}
+
+// Part runs part j160 of the nest (0 <= j160 < 8).
+func (r159 *ocannlDecBF16BackwardPart136) Part(j160 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r159.scratch, &r159.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j160] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_layer_norm_1_centered[j160][0][0])
+	} else if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j160][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j160][0][0], &scratch.net_block_1_layer_norm_1_centered[j160][0][0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j160]
+		for i0 := range 1 {
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j160][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j160][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j160][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j160][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j160][i1+3]
+				for i2 := range 64 {
+					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
+					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc97
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart136Records holds the free ocannlDecBF16BackwardPart136 records.
+var ocannlDecBF16BackwardPart136Records rt.Records[ocannlDecBF16BackwardPart136]
+
+// ocannlDecBF16BackwardPart137 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart137 struct {
+	pNetBlock1LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j162 of the nest (0 <= j162 < 8).
+func (r160 *ocannlDecBF16BackwardPart137) Part(j162 int) {
+	pNetBlock1LayerNorm1Gamma, scratch := r160.pNetBlock1LayerNorm1Gamma, r160.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j162][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j162][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j162][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -30862,24 +30577,14 @@ type ocannlDecBF16BackwardPart138 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j162 of the nest (0 <= j162 < 8).
-func (r161 *ocannlDecBF16BackwardPart138) Part(j162 int) {
+// Part runs part j163 of the nest (0 <= j163 < 8).
+func (r161 *ocannlDecBF16BackwardPart138) Part(j163 int) {
 	scratch := r161.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_x_3[j162][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j162][i1]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j162][i1][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j162][i1]
-				for i2 := range 64 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow8[i2] / net_block_1_masked_attention_1_x_3V2
-				}
-			}
+	for i0 := range 1 {
+		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j163]
+		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j163]
+		for i1 := range 16 {
+			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -30888,35 +30593,28 @@ func (r161 *ocannlDecBF16BackwardPart138) Part(j162 int) {
 var ocannlDecBF16BackwardPart138Records rt.Records[ocannlDecBF16BackwardPart138]
 
 // ocannlDecBF16BackwardPart139 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart139 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j163 of the nest (0 <= j163 < 8).
-func (r162 *ocannlDecBF16BackwardPart139) Part(j163 int) {
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r162 *ocannlDecBF16BackwardPart139) Part(j164 int) {
 	scratch := r162.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce11AVX512(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
-		}
+		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
 	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_grad[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j163][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j163][0])
-		}
+		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_masked_attention_1_x_gradRow9 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+2*j163]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j163]
-				v9 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j163][0]
-				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j163][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j164][i1][0]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j164][i1]
 				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_gradRow9[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v9))
+					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_2_gradV * net_block_1_layer_norm_1_centeredRow8[i2]
 				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j163][0] = acc96
 			}
 		}
 	}
@@ -30928,39 +30626,25 @@ var ocannlDecBF16BackwardPart139Records rt.Records[ocannlDecBF16BackwardPart139]
 // ocannlDecBF16BackwardPart140 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart140 struct {
-	scratch                          *ocannlDecBF16BackwardScratch
-	gNetBlock1LayerNorm1GammaPartial [8][64]float32
+	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j164 of the nest (0 <= j164 < 8).
-func (r163 *ocannlDecBF16BackwardPart140) Part(j164 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r163.scratch, &r163.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j164] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j165 of the nest (0 <= j165 < 8).
+func (r163 *ocannlDecBF16BackwardPart140) Part(j165 int) {
+	scratch := r163.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
+		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j165][0][0], &scratch.net_block_1_layer_norm_1_centered[j165][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j165][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1LayerNorm1GammaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j164][0][0], &scratch.net_block_1_layer_norm_1_centered[j164][0][0])
+		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j165][0][0], &scratch.net_block_1_layer_norm_1_centered[j165][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j165][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j164]
 		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j164][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j164][i1+3]
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j165][i1]
+				net_block_1_layer_norm_1_var_2_gradV2 := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j165][i1][0]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j165][i1]
 				for i2 := range 64 {
-					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
-					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc97
+					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -30973,25 +30657,24 @@ var ocannlDecBF16BackwardPart140Records rt.Records[ocannlDecBF16BackwardPart140]
 // ocannlDecBF16BackwardPart141 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart141 struct {
-	pNetBlock1LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j166 of the nest (0 <= j166 < 8).
 func (r164 *ocannlDecBF16BackwardPart141) Part(j166 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r164.pNetBlock1LayerNorm1Gamma, r164.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	scratch := r164.scratch
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
+		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0])
+		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j166][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j166][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j166][i1]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j166][i1]
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j166][i1]
+				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0+j166][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -31002,7 +30685,7 @@ func (r164 *ocannlDecBF16BackwardPart141) Part(j166 int) {
 var ocannlDecBF16BackwardPart141Records rt.Records[ocannlDecBF16BackwardPart141]
 
 // ocannlDecBF16BackwardPart142 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart142 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -31010,11 +30693,26 @@ type ocannlDecBF16BackwardPart142 struct {
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r165 *ocannlDecBF16BackwardPart142) Part(j167 int) {
 	scratch := r165.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j167]
-		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j167]
-		for i1 := range 16 {
-			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 2 {
+			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j167][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j167][0])
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j167][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j167][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j167]
+				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j167][0]
+				for i2 := range 64 {
+					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j167][0] = acc99
+			}
 		}
 	}
 }
@@ -31023,26 +30721,27 @@ func (r165 *ocannlDecBF16BackwardPart142) Part(j167 int) {
 var ocannlDecBF16BackwardPart142Records rt.Records[ocannlDecBF16BackwardPart142]
 
 // ocannlDecBF16BackwardPart143 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart143 struct {
+	gNetPos *[1024]float32
 	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j168 of the nest (0 <= j168 < 8).
 func (r166 *ocannlDecBF16BackwardPart143) Part(j168 int) {
-	scratch := r166.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	gNetPos, scratch := r166.gNetPos, r166.scratch
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
+		ocannlReduce18AVX512(&gNetPos[128*j168], &scratch.net_layer_norm_1_centered_grad[0][2*j168][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j168][0][0])
+		ocannlReduce18AVX2(&gNetPos[128*j168], &scratch.net_layer_norm_1_centered_grad[0][2*j168][0])
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j168][i1][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j168][i1]
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j168]
+				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j168 : 64*i1+128*j168+64])
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
 				}
 			}
 		}
@@ -31053,177 +30752,18 @@ func (r166 *ocannlDecBF16BackwardPart143) Part(j168 int) {
 var ocannlDecBF16BackwardPart143Records rt.Records[ocannlDecBF16BackwardPart143]
 
 // ocannlDecBF16BackwardPart144 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart144 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j169 of the nest (0 <= j169 < 8).
-func (r167 *ocannlDecBF16BackwardPart144) Part(j169 int) {
-	scratch := r167.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j169][0][0], &scratch.net_block_1_layer_norm_1_centered[j169][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j169][i1]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j169][i1]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j169][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart144Records holds the free ocannlDecBF16BackwardPart144 records.
-var ocannlDecBF16BackwardPart144Records rt.Records[ocannlDecBF16BackwardPart144]
-
-// ocannlDecBF16BackwardPart145 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart145 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j170 of the nest (0 <= j170 < 8).
-func (r168 *ocannlDecBF16BackwardPart145) Part(j170 int) {
-	scratch := r168.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &scratch.net_block_1_layer_norm_1_centered[j170][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j170][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j170][i1]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j170][i1]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j170][i1]
-				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart145Records holds the free ocannlDecBF16BackwardPart145 records.
-var ocannlDecBF16BackwardPart145Records rt.Records[ocannlDecBF16BackwardPart145]
-
-// ocannlDecBF16BackwardPart146 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart146 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j171 of the nest (0 <= j171 < 8).
-func (r169 *ocannlDecBF16BackwardPart146) Part(j171 int) {
-	scratch := r169.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_layer_norm_1_centered_grad[j171][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j171][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j171][i1]
-				net_layer_norm_1_centered_gradRow20 := &scratch.net_layer_norm_1_centered_grad[i0+j171][i1]
-				for i2 := range 64 {
-					net_layer_norm_1_centered_gradRow20[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart146Records holds the free ocannlDecBF16BackwardPart146 records.
-var ocannlDecBF16BackwardPart146Records rt.Records[ocannlDecBF16BackwardPart146]
-
-// ocannlDecBF16BackwardPart147 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart147 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j172 of the nest (0 <= j172 < 8).
-func (r170 *ocannlDecBF16BackwardPart147) Part(j172 int) {
-	scratch := r170.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 2 {
-			ocannlReduce13AVX512(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce13AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j172][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j172][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j172]
-				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j172][0]
-				for i2 := range 64 {
-					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
-				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j172][0] = acc99
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart147Records holds the free ocannlDecBF16BackwardPart147 records.
-var ocannlDecBF16BackwardPart147Records rt.Records[ocannlDecBF16BackwardPart147]
-
-// ocannlDecBF16BackwardPart148 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart148 struct {
-	gNetPos *[1024]float32
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j173 of the nest (0 <= j173 < 8).
-func (r171 *ocannlDecBF16BackwardPart148) Part(j173 int) {
-	gNetPos, scratch := r171.gNetPos, r171.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce18AVX512(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
-	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&gNetPos[128*j173], &scratch.net_layer_norm_1_centered_grad[0][2*j173][0])
-	} else {
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_layer_norm_1_centered_gradRow22 := &scratch.net_layer_norm_1_centered_grad[i0][i1+2*j173]
-				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j173 : 64*i1+128*j173+64])
-				for i2 := range 64 {
-					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow22[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart148Records holds the free ocannlDecBF16BackwardPart148 records.
-var ocannlDecBF16BackwardPart148Records rt.Records[ocannlDecBF16BackwardPart148]
-
-// ocannlDecBF16BackwardPart149 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart149 struct {
+type ocannlDecBF16BackwardPart144 struct {
 	gNetEmb *[2048]float32
 	tokens  *[8][16][32]float32
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j174 of the nest (0 <= j174 < 8).
-func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
-	gNetEmb, tokens, scratch := r172.gNetEmb, r172.tokens, r172.scratch
+// Part runs part j169 of the nest (0 <= j169 < 8).
+func (r167 *ocannlDecBF16BackwardPart144) Part(j169 int) {
+	gNetEmb, tokens, scratch := r167.gNetEmb, r167.tokens, r167.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 8x32x128.
-	bf16.GemmOps(&gNetEmb[256*j174], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[0][0][8*j174]}, bf16.Operand{
+	bf16.GemmOps(&gNetEmb[256*j169], bf16.Operand{F: &scratch.net_layer_norm_1_centered_grad[0][0][8*j169]}, bf16.Operand{
 		F: &tokens[0][0][0],
 		P: &scratch.tokensBF16,
 	}, bf16.Shape{
@@ -31240,8 +30780,8 @@ func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart149Records holds the free ocannlDecBF16BackwardPart149 records.
-var ocannlDecBF16BackwardPart149Records rt.Records[ocannlDecBF16BackwardPart149]
+// ocannlDecBF16BackwardPart144Records holds the free ocannlDecBF16BackwardPart144 records.
+var ocannlDecBF16BackwardPart144Records rt.Records[ocannlDecBF16BackwardPart144]
 
 // ocannlConvTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -31873,11 +31413,11 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	train.cross_entropy#1/logits.grad: [16 10] (let, local)
 //	train.cross_entropy#1/m.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [16 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [16 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [16 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [16 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -32009,11 +31549,9 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -32027,15 +31565,12 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -32048,15 +31583,12 @@ var ocannlConvTrainLossPart3Records rt.Records[ocannlConvTrainLossPart3]
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -32439,11 +31971,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	*gNetConv2d1Bias = [32]float32{}
 	*gNetLinear1B = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [16][1]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_grad = [16][10]float32{}
-	scratch.train_1_grad = [16][10]float32{}
 	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
@@ -32455,22 +31985,13 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 16 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 10 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 16 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -32497,22 +32018,13 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -32793,11 +32305,9 @@ type ocannlConvBackwardScratch struct {
 	net_h_1_grad                      [16][6][6][32]float32
 	net_h_grad                        [16][6][6][32]float32
 	train_cross_entropy_1_m_grad      [16][1]float32
-	train_cross_entropy_1_logp_1_grad [16][10]float32
 	train_cross_entropy_1_logp_2_grad [16][1]float32
 	train_cross_entropy_1_logp_3_grad [16][1]float32
 	train_cross_entropy_1_logp_grad   [16][10]float32
-	train_1_grad                      [16][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_8  [16][1]float32
@@ -34048,11 +33558,11 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	train.cross_entropy#1/logits.grad: [16 10] (let, local)
 //	train.cross_entropy#1/m.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [16 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [16 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [16 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [16 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [16 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -34184,11 +33694,9 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -34202,15 +33710,12 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -34223,15 +33728,12 @@ var ocannlConvBF16TrainLossPart3Records rt.Records[ocannlConvBF16TrainLossPart3]
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -34666,11 +34168,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	*gNetConv2d1Bias = [32]float32{}
 	*gNetLinear1B = [10]float32{}
 	scratch.train_cross_entropy_1_m_grad = [16][1]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [16][10]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_grad = [16][10]float32{}
-	scratch.train_1_grad = [16][10]float32{}
 	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
@@ -34682,22 +34182,13 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 16 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 10 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 16 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -34724,22 +34215,13 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -35071,11 +34553,9 @@ type ocannlConvBF16BackwardScratch struct {
 	net_h_1_grad                         [16][6][6][32]float32
 	net_h_grad                           [16][6][6][32]float32
 	train_cross_entropy_1_m_grad         [16][1]float32
-	train_cross_entropy_1_logp_1_grad    [16][10]float32
 	train_cross_entropy_1_logp_2_grad    [16][1]float32
 	train_cross_entropy_1_logp_3_grad    [16][1]float32
 	train_cross_entropy_1_logp_grad      [16][10]float32
-	train_1_grad                         [16][10]float32
 	train_2_grad                         [1]float32
 	ordinals_1                           [10]float32
 	train_cross_entropy_1_m_argmax_8     [16][1]float32

@@ -221,12 +221,12 @@ func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap15AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(add(x0,0),x1).
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
@@ -246,12 +246,12 @@ func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,0).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap20AVX512(c *float32, x0 *float32)
+func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
@@ -706,12 +706,12 @@ func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,add(x1,0)),0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(add(x0,0),x1).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
@@ -731,12 +731,12 @@ func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32)
+func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)

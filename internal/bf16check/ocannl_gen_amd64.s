@@ -4955,8 +4955,7 @@ TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -4973,20 +4972,19 @@ TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVQ         $0x00000080, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
+	VBROADCASTSS (CX), Z0
 	MOVQ         $0x00000002, SI
 
 e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS (DX), Z3
-	VMULPS  Z3, Z2, Z2
-	VMOVUPS (AX), Z3
-	VADDPS  Z3, Z2, Z3
-	VMOVUPS Z3, (AX)
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, DX
 	DECQ    SI
@@ -5093,27 +5091,32 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000004, BX
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000004, SI
 
 e2:
-	VADDPS  Z0, Z1, Z2
+	VMOVUPS (DX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	DECQ    BX
+	ADDQ    $+64, DX
+	DECQ    SI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -5126,20 +5129,25 @@ TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -13022,8 +13030,7 @@ TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -13040,20 +13047,19 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	MOVQ         $0x00000080, BX
 
 row1:
-	VBROADCASTSS (CX), Y1
+	VBROADCASTSS (CX), Y0
 	MOVQ         $0x00000004, SI
 
 e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS (DX), Y3
-	VMULPS  Y3, Y2, Y2
-	VMOVUPS (AX), Y3
-	VADDPS  Y3, Y2, Y3
-	VMOVUPS Y3, (AX)
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, DX
 	DECQ    SI
@@ -13160,27 +13166,32 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, DX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, BX
 
 row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000008, BX
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000008, SI
 
 e2:
-	VADDPS  Y0, Y1, Y2
+	VMOVUPS (DX), Y1
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	DECQ    BX
+	ADDQ    $+32, DX
+	DECQ    SI
 	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
@@ -13193,20 +13204,25 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000008, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 

@@ -241,7 +241,9 @@ func ocannlMap19AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+func ocannlMap20AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0, x1 *float32) {
@@ -482,7 +484,7 @@ func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 cal
 func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }

@@ -1425,26 +1425,22 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill d.grad with 0
-//	fill _train.1.grad with 0
 //	fill train.grad with 0
 //
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += train.grad[0]
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += _train.1.grad[i0, i1] * d[i0, i1]
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
 //
 //	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
@@ -1520,7 +1516,6 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	var net_a2_2_grad [32][8]float32
 	var net_a2_grad [32][8]float32
 	var d_grad [32][3]float32
-	var train_1_grad [32][3]float32
 	var train_grad [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -1666,32 +1661,23 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 	train_gradV := train_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_gradV
-		}
-	}
-
-	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
-	for i0 := range 32 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		dRow3 := &d[i0]
 		d_gradRow := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow[i1] += train_1_gradRow2[i1] * dRow3[i1]
+			d_gradRow[i1] += train_gradV * dRow3[i1]
 		}
 	}
 
 	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := train_grad[0]
 	for i0 := range 32 {
 		dRow4 := &d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		d_gradRow2 := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow2[i1] += dRow4[i1] * train_1_gradRow3[i1]
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
 		}
 	}
 
@@ -2261,26 +2247,22 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill d.grad with 0
-//	fill _train.1.grad with 0
 //	fill train.grad with 0
 //
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += train.grad[0]
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += _train.1.grad[i0, i1] * d[i0, i1]
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
 //
 //	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
@@ -2356,7 +2338,6 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	var net_a2_2_grad [32][8]float32
 	var net_a2_grad [32][8]float32
 	var d_grad [32][3]float32
-	var train_1_grad [32][3]float32
 	var train_grad [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -2502,32 +2483,23 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 	train_gradV := train_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_gradV
-		}
-	}
-
-	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
-	for i0 := range 32 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		dRow3 := &d[i0]
 		d_gradRow := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow[i1] += train_1_gradRow2[i1] * dRow3[i1]
+			d_gradRow[i1] += train_gradV * dRow3[i1]
 		}
 	}
 
 	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := train_grad[0]
 	for i0 := range 32 {
 		dRow4 := &d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		d_gradRow2 := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow2[i1] += dRow4[i1] * train_1_gradRow3[i1]
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
 		}
 	}
 
@@ -3160,26 +3132,22 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill d.grad with 0
-//	fill _train.1.grad with 0
 //	fill train.grad with 0
 //
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += train.grad[0]
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += _train.1.grad[i0, i1] * d[i0, i1]
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
 //
 //	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
@@ -3255,7 +3223,6 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	var net_a2_2_grad [32][8]float64
 	var net_a2_grad [32][8]float64
 	var d_grad [32][3]float64
-	var train_1_grad [32][3]float64
 	var train_grad [1]float64
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -3401,32 +3368,23 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 	train_gradV := train_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_gradV
-		}
-	}
-
-	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
-	for i0 := range 32 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		dRow3 := &d[i0]
 		d_gradRow := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow[i1] += train_1_gradRow2[i1] * dRow3[i1]
+			d_gradRow[i1] += train_gradV * dRow3[i1]
 		}
 	}
 
 	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := train_grad[0]
 	for i0 := range 32 {
 		dRow4 := &d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		d_gradRow2 := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow2[i1] += dRow4[i1] * train_1_gradRow3[i1]
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
 		}
 	}
 

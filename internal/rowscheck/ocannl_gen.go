@@ -3812,11 +3812,9 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -3830,15 +3828,12 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -3851,15 +3846,12 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -3961,11 +3953,9 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
 	var train_cross_entropy_1_logp_grad [8][2]float64
-	var train_1_grad [8][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -4170,22 +4160,13 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -4205,22 +4186,13 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -4935,11 +4907,9 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -4953,15 +4923,12 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -4974,15 +4941,12 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -5084,11 +5048,9 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
 	var train_cross_entropy_1_logp_grad [4][2]float64
-	var train_1_grad [4][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -5266,22 +5228,13 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -5301,22 +5254,13 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -5989,11 +5933,9 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -6007,15 +5949,12 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -6028,15 +5967,12 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -6138,11 +6074,9 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][2]float64
-	var train_1_grad [2][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -6320,22 +6254,13 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -6355,22 +6280,13 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -7674,11 +7590,9 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -7692,15 +7606,12 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -7713,15 +7624,12 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -7823,11 +7731,9 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
 	var train_cross_entropy_1_logp_grad [8][2]float64
-	var train_1_grad [8][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -8032,22 +7938,13 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -8067,22 +7964,13 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -11205,7 +11093,6 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
@@ -11218,13 +11105,13 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
-//	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad, with backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad fused
+//	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * (_train.6.grad[0] + 0)
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -11239,17 +11126,13 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -11363,7 +11246,6 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	var net_a2_2_grad [100][2][4]float64
 	var net_a2_grad [100][2][4]float64
 	var train_log_softmax_1_m_grad [100][2][1]float64
-	var train_1_grad [100][2][2]float64
 	var train_2_grad [100][2][1]float64
 	var train_3_grad [100][2][1]float64
 	var train_4_grad [100][2][2]float64
@@ -11615,20 +11497,20 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad, with backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad fused
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		ocannlMap4AVX512(&train_4_grad[0][0][0], &y[0][0][0], &train_6_grad[0])
 	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&train_4_grad[0][0][0], &y[0][0][0], &train_6_grad[0])
 	} else {
-		v := train_6_grad[0] + 0
+		train_6_gradV := train_6_grad[0]
 		for i0 := range 100 {
 			for i1 := range 2 {
 				yRow2 := &y[i0][i1]
 				train_4_gradRow := &train_4_grad[i0][i1]
 				for i2 := range 2 {
-					train_4_gradRow[i2] += yRow2[i2] * v
+					train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 				}
 			}
 		}
@@ -11657,32 +11539,14 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 100 {
 		for i1 := range 2 {
 			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
+			train_1Row3 := &train_1[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
-	// float64 pointwise kernel over 400 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_1_gradRow2 := &train_1_grad[i0][i1]
-				train_1Row3 := &train_1[i0][i1]
-				train_4_gradRow3 := &train_4_grad[i0][i1]
-				for i2 := range 2 {
-					train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-				}
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -11819,9 +11683,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap5AVX512(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap5AVX2(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
@@ -11919,9 +11783,9 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap5AVX512(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap5AVX2(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
@@ -12146,9 +12010,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12195,9 +12059,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12280,7 +12144,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap7AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12309,7 +12173,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap8AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -12526,11 +12390,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -12540,17 +12402,13 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -12565,17 +12423,13 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -12689,11 +12543,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	var net_a2_2_grad [50][2][4]float64
 	var net_a2_grad [50][2][4]float64
 	var train_log_softmax_1_m_grad [50][2][1]float64
-	var train_1_grad [50][2][2]float64
 	var train_2_grad [50][2][1]float64
 	var train_3_grad [50][2][1]float64
 	var train_4_grad [50][2][2]float64
-	var train_5_grad [50][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -12721,9 +12573,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12770,9 +12622,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12855,7 +12707,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap8AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap7AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12884,7 +12736,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap9AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap8AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -12942,25 +12794,14 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -12988,25 +12829,14 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -13143,9 +12973,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap9AVX512(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap9AVX2(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13243,9 +13073,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap9AVX512(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap9AVX2(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13590,7 +13420,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap10AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -13619,7 +13449,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap11AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -13836,11 +13666,9 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -13850,17 +13678,13 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -13875,17 +13699,13 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -13999,11 +13819,9 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	var net_a2_2_grad [25][2][4]float64
 	var net_a2_grad [25][2][4]float64
 	var train_log_softmax_1_m_grad [25][2][1]float64
-	var train_1_grad [25][2][2]float64
 	var train_2_grad [25][2][1]float64
 	var train_3_grad [25][2][1]float64
 	var train_4_grad [25][2][2]float64
-	var train_5_grad [25][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -14151,7 +13969,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap11AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap10AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -14180,7 +13998,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap11AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -14239,25 +14057,14 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -14285,25 +14092,14 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -14869,7 +14665,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -14898,7 +14694,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -15115,11 +14911,9 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -15129,17 +14923,13 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -15154,17 +14944,13 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -15278,11 +15064,9 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	var net_a2_2_grad [12][2][4]float64
 	var net_a2_grad [12][2][4]float64
 	var train_log_softmax_1_m_grad [12][2][1]float64
-	var train_1_grad [12][2][2]float64
 	var train_2_grad [12][2][1]float64
 	var train_3_grad [12][2][1]float64
 	var train_4_grad [12][2][2]float64
-	var train_5_grad [12][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -15430,7 +15214,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -15459,7 +15243,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -15520,25 +15304,14 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -15566,25 +15339,14 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -16151,7 +15913,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -16385,11 +16147,9 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -16399,17 +16159,13 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -16424,17 +16180,13 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -16548,11 +16300,9 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	var net_a2_2_grad [6][2][4]float64
 	var net_a2_grad [6][2][4]float64
 	var train_log_softmax_1_m_grad [6][2][1]float64
-	var train_1_grad [6][2][2]float64
 	var train_2_grad [6][2][1]float64
 	var train_3_grad [6][2][1]float64
 	var train_4_grad [6][2][2]float64
-	var train_5_grad [6][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -16700,7 +16450,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -16778,25 +16528,14 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -16824,25 +16563,14 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -17609,11 +17337,9 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -17623,17 +17349,13 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -17648,17 +17370,13 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -17772,11 +17490,9 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	var net_a2_2_grad [3][2][4]float64
 	var net_a2_grad [3][2][4]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
 	var train_4_grad [3][2][2]float64
-	var train_5_grad [3][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -17975,25 +17691,14 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -18021,25 +17726,14 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -18741,9 +18435,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -18790,9 +18484,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -21840,9 +21534,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// the zero fill absorbed: float32 pointwise kernel over 10 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap15AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap15AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		net_a2Row3 := &net_a2[0]
@@ -21923,9 +21617,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap16AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [4096]float32{}
 		net_a1Row3 := &net_a1[0]
@@ -21999,9 +21693,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap17AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap17AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		xRow2 := &x[0]
@@ -22229,7 +21923,7 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -22239,9 +21933,9 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -22343,9 +22037,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -22410,9 +22104,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows256Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -22477,9 +22171,9 @@ func (r8 *ocannlBenchRowsTrainLoss_rows256Part5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -22535,9 +22229,9 @@ func (r10 *ocannlBenchRowsTrainLoss_rows256Part7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -22564,9 +22258,9 @@ func (r11 *ocannlBenchRowsTrainLoss_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -22792,12 +22486,12 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * (_train.2.grad[0] + 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -22810,12 +22504,12 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..255:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += (_train.cross_entropy#1/logp.2.grad[i0, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -22993,7 +22687,7 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -23003,9 +22697,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -23061,20 +22755,20 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 256 {
 			yRow2 := &y[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * v
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -23100,9 +22794,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -23110,19 +22804,19 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 		}
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
-			v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][0] + 0
+			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += v2 * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -23148,9 +22842,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j11 := range 256 {
 			scratch.train_cross_entropy_1_m_argmax_8[j11][0] = 10
@@ -23187,9 +22881,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -23443,9 +23137,9 @@ func (r3 *ocannlBenchRowsBackward_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -23510,9 +23204,9 @@ func (r6 *ocannlBenchRowsBackward_rows256Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -23577,9 +23271,9 @@ func (r8 *ocannlBenchRowsBackward_rows256Part5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -23635,9 +23329,9 @@ func (r10 *ocannlBenchRowsBackward_rows256Part7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -23664,9 +23358,9 @@ func (r11 *ocannlBenchRowsBackward_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -23806,9 +23500,9 @@ func (r21 *ocannlBenchRowsBackward_rows256Part12) Part(j16 int) {
 	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
+		ocannlMap29AVX512(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
+		ocannlMap29AVX2(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else {
 		for i0 := range 32 {
 			net_a2Row4 := &scratch.net_a2[i0+32*j16]
@@ -23958,9 +23652,9 @@ func (r27 *ocannlBenchRowsBackward_rows256Part16) Part(j21 int) {
 	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
+		ocannlMap29AVX512(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
+		ocannlMap29AVX2(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else {
 		for i0 := range 32 {
 			net_a1Row4 := &scratch.net_a1[i0+32*j21]
@@ -24234,9 +23928,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -24268,9 +23962,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -24285,9 +23979,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -24319,7 +24013,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -24329,9 +24023,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -24433,9 +24127,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -24500,9 +24194,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows128Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap30AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap30AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j4]
@@ -24736,12 +24430,12 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * (_train.2.grad[0] + 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -24754,12 +24448,12 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..127:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += (_train.cross_entropy#1/logp.2.grad[i0, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -24901,9 +24595,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -24935,9 +24629,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -24952,9 +24646,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -24986,7 +24680,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -24996,9 +24690,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -25054,20 +24748,20 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [128][10]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 128 {
 			yRow2 := &y[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * v
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -25095,19 +24789,19 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 128 rows of 10 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 128 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 128 {
-			v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][0] + 0
+			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += v2 * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -25165,9 +24859,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -25273,9 +24967,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap39AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap39AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [128][64]float32{}
 		for i0 := range 128 {
@@ -25460,9 +25154,9 @@ func (r3 *ocannlBenchRowsBackward_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -25527,9 +25221,9 @@ func (r6 *ocannlBenchRowsBackward_rows128Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap30AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap30AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j4]
@@ -25708,9 +25402,9 @@ func (r19 *ocannlBenchRowsBackward_rows128Part8) Part(j12 int) {
 	scratch := r19.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_a1_2_grad[16*j12][0], &scratch.net_a1[16*j12][0], &scratch.net_a1_grad[16*j12][0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[16*j12][0], &scratch.net_a1[16*j12][0], &scratch.net_a1_grad[16*j12][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_a1_2_grad[16*j12][0], &scratch.net_a1[16*j12][0], &scratch.net_a1_grad[16*j12][0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[16*j12][0], &scratch.net_a1[16*j12][0], &scratch.net_a1_grad[16*j12][0])
 	} else {
 		for i0 := range 16 {
 			net_a1Row4 := &scratch.net_a1[i0+16*j12]
@@ -25984,9 +25678,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -26018,9 +25712,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -26035,9 +25729,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -26069,7 +25763,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -26079,9 +25773,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -26183,9 +25877,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -26250,9 +25944,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows64Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap41AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap41AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j4]
@@ -26486,12 +26180,12 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * (_train.2.grad[0] + 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -26504,12 +26198,12 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..63:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += (_train.cross_entropy#1/logp.2.grad[i0, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -26651,9 +26345,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -26685,9 +26379,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -26702,9 +26396,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -26736,7 +26430,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -26746,9 +26440,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -26804,20 +26498,20 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 64
 
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [64][10]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 64 {
 			yRow2 := &y[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * v
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -26845,19 +26539,19 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 64 rows of 10 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 64 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 64 {
-			v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][0] + 0
+			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += v2 * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -26915,9 +26609,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 64 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap49AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -27023,9 +26717,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap50AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap50AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [64][64]float32{}
 		for i0 := range 64 {
@@ -27096,9 +26790,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap50AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap50AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [64][64]float32{}
 		for i0 := range 64 {
@@ -27232,9 +26926,9 @@ func (r3 *ocannlBenchRowsBackward_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -27299,9 +26993,9 @@ func (r6 *ocannlBenchRowsBackward_rows64Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap41AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap41AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j4]
@@ -27617,9 +27311,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -27646,9 +27340,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -27687,9 +27381,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -27721,9 +27415,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -27738,9 +27432,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -27772,7 +27466,7 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -27782,9 +27476,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -28054,12 +27748,12 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * (_train.2.grad[0] + 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -28072,12 +27766,12 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..31:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += (_train.cross_entropy#1/logp.2.grad[i0, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -28195,9 +27889,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -28224,9 +27918,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -28265,9 +27959,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -28299,9 +27993,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -28316,9 +28010,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -28350,7 +28044,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -28360,9 +28054,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -28418,20 +28112,20 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 32
 
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap53AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 32 {
 			yRow2 := &y[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * v
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -28459,19 +28153,19 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 32 rows of 10 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 32 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 32 {
-			v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][0] + 0
+			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += v2 * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -28529,9 +28223,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 32 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -28637,9 +28331,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap29AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap29AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [32][64]float32{}
 		for i0 := range 32 {
@@ -28710,9 +28404,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap29AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap29AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [32][64]float32{}
 		for i0 := range 32 {
@@ -29079,9 +28773,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -29120,9 +28814,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -29198,9 +28892,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -29232,7 +28926,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap57AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -29440,11 +29134,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -29458,15 +29150,12 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -29479,15 +29168,12 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -29589,11 +29275,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	var net_a2_2_grad [16][64]float32
 	var net_a2_grad [16][64]float32
 	var train_cross_entropy_1_m_grad [16][1]float32
-	var train_cross_entropy_1_logp_1_grad [16][10]float32
 	var train_cross_entropy_1_logp_2_grad [16][1]float32
 	var train_cross_entropy_1_logp_3_grad [16][1]float32
 	var train_cross_entropy_1_logp_grad [16][10]float32
-	var train_1_grad [16][10]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -29627,9 +29311,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -29668,9 +29352,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -29746,9 +29430,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -29780,7 +29464,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap58AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap57AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -29836,22 +29520,13 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 16 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 10 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 16 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -29878,22 +29553,13 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -30050,9 +29716,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
+		ocannlMap40AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
+		ocannlMap40AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a2Row4 := &net_a2[i0]
@@ -30150,9 +29816,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
+		ocannlMap40AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
+		ocannlMap40AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 16 {
 			net_a1Row4 := &net_a1[i0]
@@ -30380,9 +30046,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -30421,9 +30087,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -30499,9 +30165,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -30736,11 +30402,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -30754,15 +30418,12 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -30775,15 +30436,12 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -30885,11 +30543,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	var net_a2_2_grad [8][64]float32
 	var net_a2_grad [8][64]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_logp_1_grad [8][10]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
 	var train_cross_entropy_1_logp_grad [8][10]float32
-	var train_1_grad [8][10]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -30923,9 +30579,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -30964,9 +30620,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -31042,9 +30698,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -31127,22 +30783,13 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 10 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -31169,22 +30816,13 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -31341,9 +30979,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
+		ocannlMap59AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
+		ocannlMap59AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2Row4 := &net_a2[i0]
@@ -31441,9 +31079,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap60AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
+		ocannlMap59AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap60AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
+		ocannlMap59AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1Row4 := &net_a1[i0]
@@ -31722,7 +31360,7 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -31732,9 +31370,9 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -31836,9 +31474,9 @@ func (r3 *ocannlBenchFixedTrainLossPart1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -31903,9 +31541,9 @@ func (r6 *ocannlBenchFixedTrainLossPart3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -31970,9 +31608,9 @@ func (r8 *ocannlBenchFixedTrainLossPart5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -32028,9 +31666,9 @@ func (r10 *ocannlBenchFixedTrainLossPart7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -32057,9 +31695,9 @@ func (r11 *ocannlBenchFixedTrainLossPart8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -32285,12 +31923,12 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
-//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * (_train.2.grad[0] + 0)
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -32303,12 +31941,12 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	for i0 in 0..255:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += (_train.cross_entropy#1/logp.2.grad[i0, 0] + 0) * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -32486,7 +32124,7 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -32496,9 +32134,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -32554,20 +32192,20 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad, with backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad fused
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,add(x1,0)),0)): AVX512, AVX2.
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
-		v := scratch.train_2_grad[0] + 0
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 256 {
 			yRow2 := &y[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * v
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -32593,9 +32231,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -32603,19 +32241,19 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 		}
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad, with backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad fused
-	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(add(x0,0),x1)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 256 {
-			v2 := scratch.train_cross_entropy_1_logp_2_grad[i0][0] + 0
+			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += v2 * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -32641,9 +32279,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j11 := range 256 {
 			scratch.train_cross_entropy_1_m_argmax_8[j11][0] = 10
@@ -32680,9 +32318,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -32936,9 +32574,9 @@ func (r3 *ocannlBenchFixedBackwardPart1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -33003,9 +32641,9 @@ func (r6 *ocannlBenchFixedBackwardPart3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -33070,9 +32708,9 @@ func (r8 *ocannlBenchFixedBackwardPart5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -33128,9 +32766,9 @@ func (r10 *ocannlBenchFixedBackwardPart7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -33157,9 +32795,9 @@ func (r11 *ocannlBenchFixedBackwardPart8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -33299,9 +32937,9 @@ func (r21 *ocannlBenchFixedBackwardPart12) Part(j16 int) {
 	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
+		ocannlMap29AVX512(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
+		ocannlMap29AVX2(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else {
 		for i0 := range 32 {
 			net_a2Row4 := &scratch.net_a2[i0+32*j16]
@@ -33451,9 +33089,9 @@ func (r27 *ocannlBenchFixedBackwardPart16) Part(j21 int) {
 	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
+		ocannlMap29AVX512(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
+		ocannlMap29AVX2(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else {
 		for i0 := range 32 {
 			net_a1Row4 := &scratch.net_a1[i0+32*j21]

@@ -7035,8 +7035,7 @@ TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPD  Z0, Z1, Z3
-	VMULPD  Z3, Z2, Z2
+	VMULPD  Z1, Z2, Z2
 	VADDPD  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -7049,31 +7048,6 @@ e1:
 // func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000032, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7098,9 +7072,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7123,9 +7097,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7150,6 +7124,36 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000000a, BX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
@@ -7158,7 +7162,7 @@ TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x0000000a, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (CX), Z1
@@ -7192,36 +7196,6 @@ TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 
 row1:
 	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000004, SI
-
-e2:
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, CX
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (CX), Z1
 	MOVQ         $0x00000002, SI
 
 e2:
@@ -7240,9 +7214,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7270,9 +7244,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7294,9 +7268,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7319,9 +7293,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7330,45 +7304,45 @@ TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap21AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap21AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap21AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap22AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap21AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap21AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap21AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap21AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap22AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap22AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap22AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap21AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap22AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap21AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -7380,123 +7354,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap22AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap22AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap22AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap22AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap22AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap22AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap22AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap22AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap22AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap22AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap21AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap21AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7523,9 +7497,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7536,8 +7510,7 @@ TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -7547,9 +7520,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7571,26 +7544,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -7599,9 +7571,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32)
+// func ocannlMap27AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -7616,9 +7588,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7648,9 +7620,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7675,9 +7647,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7705,9 +7677,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7729,9 +7701,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7754,9 +7726,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7765,45 +7737,45 @@ TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -7815,123 +7787,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap33AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7958,9 +7930,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7971,8 +7943,7 @@ TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -7982,26 +7953,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000080, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -8010,9 +7980,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8042,9 +8012,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8069,9 +8039,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8096,9 +8066,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8126,9 +8096,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8150,9 +8120,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8175,9 +8145,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8186,45 +8156,45 @@ TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap44AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap44AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap44AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8236,123 +8206,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap45AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8379,9 +8349,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8392,8 +8362,7 @@ TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -8403,26 +8372,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000040, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -8431,9 +8399,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8463,9 +8431,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8490,9 +8458,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8519,9 +8487,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8532,8 +8500,7 @@ TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Z2
-	VADDPS  Z0, Z1, Z3
-	VMULPS  Z3, Z2, Z2
+	VMULPS  Z1, Z2, Z2
 	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
@@ -8543,26 +8510,25 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
 	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VMULPS       Z2, Z1, Z1
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z1, Z2
-	VMOVUPS      Z2, K1, (AX)
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
 	ADDQ         $+40, DX
@@ -8571,9 +8537,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8603,9 +8569,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX512(c *float32, x0 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8614,45 +8580,45 @@ TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap57AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap56AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap57AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap56AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap57AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap56AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap57AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap56AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap57AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap56AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap57AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap56AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap56AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap57AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap57AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap57AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap56AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap57AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap56AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8664,123 +8630,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap57AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap57AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap57AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap57AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap57AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap57AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap57AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap57AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap57AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap57AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap57AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap56AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap56AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap59AVX512(c *float32, x0 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8789,45 +8755,45 @@ TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap58AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap58AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap58AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap59AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap58AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap58AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap58AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap58AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap58AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap58AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -8839,123 +8805,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap59AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap59AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap58AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap58AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18492,8 +18458,7 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPD  Y0, Y1, Y3
-	VMULPD  Y3, Y2, Y2
+	VMULPD  Y1, Y2, Y2
 	VADDPD  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -18506,31 +18471,6 @@ e1:
 // func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18555,9 +18495,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18580,9 +18520,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float64, x0 *float64)
+// func ocannlMap7AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -18591,37 +18531,37 @@ TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap7AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap8AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap7AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap8AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap8AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap8AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap8AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap8AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap7AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap7AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap7AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap7AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap8AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap8AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap7AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap7AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap8AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap8AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap7AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap7AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -18632,91 +18572,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap8AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap8AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap8AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap8AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap8AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap8AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap8AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap8AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap8AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap8AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap8AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap8AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap8AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap8AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap8AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap8AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap8AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap8AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap8AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap8AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap8AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap8AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap8AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap8AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap8AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap8AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap8AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap8AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap8AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap8AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap8AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap8AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap8AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap8AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap8AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap8AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap8AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap8AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap8AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap8AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap8AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap8AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap8AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap8AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap8AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap8AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap8AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap7AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap9AVX2(c *float64, x0 *float64)
+// func ocannlMap8AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -18725,49 +18665,49 @@ TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap9AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap9AVX2Consts<>+32(SB), Y0, Y2
+	VCMPPD      $0x01, ocannlMap8AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap8AVX2Consts<>+32(SB), Y0, Y2
 	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap9AVX2Consts<>+64(SB), Y1, Y1
+	VANDPD      ocannlMap8AVX2Consts<>+64(SB), Y1, Y1
 	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap9AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap9AVX2Consts<>+128(SB), Y3, Y3
+	VPOR        ocannlMap8AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap8AVX2Consts<>+128(SB), Y3, Y3
 	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap9AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap9AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap9AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap9AVX2Consts<>+256(SB), Y1, Y4
+	VANDPD      ocannlMap8AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap8AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap8AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap8AVX2Consts<>+256(SB), Y1, Y4
 	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap9AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD      ocannlMap8AVX2Consts<>+192(SB), Y2, Y4
 	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap9AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap9AVX2Consts<>+288(SB), Y1, Y2
+	VSUBPD      ocannlMap8AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap8AVX2Consts<>+288(SB), Y1, Y2
 	VDIVPD      Y2, Y1, Y2
 	VMULPD      Y2, Y2, Y4
 	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap9AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap9AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap9AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap9AVX2Consts<>+416(SB), Y5, Y6
+	VMOVUPD     ocannlMap8AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap8AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap8AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap8AVX2Consts<>+416(SB), Y5, Y6
 	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap9AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap9AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap9AVX2Consts<>+512(SB), Y5, Y4
+	VMOVUPD     ocannlMap8AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap8AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap8AVX2Consts<>+512(SB), Y5, Y4
 	VMULPD      Y5, Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap9AVX2Consts<>+256(SB), Y4, Y4
+	VMULPD      ocannlMap8AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap9AVX2Consts<>+544(SB), Y3, Y6
+	VFMADD231PD ocannlMap8AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
 	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap9AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap9AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap9AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap9AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap9AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap9AVX2Consts<>+704(SB), Y0, Y1
+	VFMSUB231PD ocannlMap8AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap8AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap8AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap8AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap8AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap8AVX2Consts<>+704(SB), Y0, Y1
 	VBLENDVPD   Y1, Y0, Y4, Y4
 	VMOVUPS     Y4, (AX)
 	ADDQ        $+32, AX
@@ -18777,103 +18717,103 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap9AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap9AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap9AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap9AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap9AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap9AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap9AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap9AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap9AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap9AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap9AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap9AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap9AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap9AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap9AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap9AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap9AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap9AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap9AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap9AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap9AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap9AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap9AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap9AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap9AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap9AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap9AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap9AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap9AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap9AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap9AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap9AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap9AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap9AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap9AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap9AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap9AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap9AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap9AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap9AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap9AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap9AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap9AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap9AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap9AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap9AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap9AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap9AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap9AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap9AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap9AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap9AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap9AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap9AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap9AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap9AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap9AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap9AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap9AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap9AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap9AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap9AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap9AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap9AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap9AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap9AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap9AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap9AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap9AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap9AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap9AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap9AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap9AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap9AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap9AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap9AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap9AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap9AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap9AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap9AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap9AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap9AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap9AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap9AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap9AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap9AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap9AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap9AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap9AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap9AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap9AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap9AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap9AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap8AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap8AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap8AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap8AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18898,9 +18838,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -18909,37 +18849,37 @@ TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap10AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap11AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap11AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap10AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap10AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap10AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap11AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap11AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap10AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap10AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap11AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap11AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap10AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap10AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -18950,91 +18890,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap12AVX2(c *float64, x0 *float64)
+// func ocannlMap11AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19044,49 +18984,49 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y1
-	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap12AVX2Consts<>+32(SB), Y1, Y3
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap11AVX2Consts<>+32(SB), Y1, Y3
 	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap12AVX2Consts<>+64(SB), Y2, Y2
+	VANDPD      ocannlMap11AVX2Consts<>+64(SB), Y2, Y2
 	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap12AVX2Consts<>+128(SB), Y4, Y4
+	VPOR        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
 	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap12AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap12AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y2, Y5
+	VANDPD      ocannlMap11AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap11AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y2, Y5
 	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap12AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD      ocannlMap11AVX2Consts<>+192(SB), Y3, Y5
 	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap12AVX2Consts<>+288(SB), Y2, Y3
+	VSUBPD      ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap11AVX2Consts<>+288(SB), Y2, Y3
 	VDIVPD      Y3, Y2, Y3
 	VMULPD      Y3, Y3, Y5
 	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap12AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap12AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap12AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap12AVX2Consts<>+416(SB), Y6, Y7
+	VMOVUPD     ocannlMap11AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+416(SB), Y6, Y7
 	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap12AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap12AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap12AVX2Consts<>+512(SB), Y6, Y5
+	VMOVUPD     ocannlMap11AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+512(SB), Y6, Y5
 	VMULPD      Y6, Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y5, Y5
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap12AVX2Consts<>+544(SB), Y4, Y7
+	VFMADD231PD ocannlMap11AVX2Consts<>+544(SB), Y4, Y7
 	VSUBPD      Y7, Y5, Y5
 	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap12AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap12AVX2Consts<>+704(SB), Y1, Y2
+	VFMSUB231PD ocannlMap11AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap11AVX2Consts<>+704(SB), Y1, Y2
 	VBLENDVPD   Y2, Y1, Y5, Y5
 	VMOVUPS     Y5, (AX)
 	ADDQ        $+32, AX
@@ -19094,151 +19034,151 @@ e1:
 	DECQ        DX
 	JNZ         e1
 	VMASKMOVPD  (CX), Y0, Y1
-	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap12AVX2Consts<>+32(SB), Y1, Y3
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap11AVX2Consts<>+32(SB), Y1, Y3
 	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap12AVX2Consts<>+64(SB), Y2, Y2
+	VANDPD      ocannlMap11AVX2Consts<>+64(SB), Y2, Y2
 	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap12AVX2Consts<>+128(SB), Y4, Y4
+	VPOR        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
 	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap12AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap12AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y2, Y5
+	VANDPD      ocannlMap11AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap11AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y2, Y5
 	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap12AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD      ocannlMap11AVX2Consts<>+192(SB), Y3, Y5
 	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap12AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap12AVX2Consts<>+288(SB), Y2, Y3
+	VSUBPD      ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap11AVX2Consts<>+288(SB), Y2, Y3
 	VDIVPD      Y3, Y2, Y3
 	VMULPD      Y3, Y3, Y5
 	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap12AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap12AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap12AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap12AVX2Consts<>+416(SB), Y6, Y7
+	VMOVUPD     ocannlMap11AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+416(SB), Y6, Y7
 	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap12AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap12AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap12AVX2Consts<>+512(SB), Y6, Y5
+	VMOVUPD     ocannlMap11AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+512(SB), Y6, Y5
 	VMULPD      Y6, Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap12AVX2Consts<>+256(SB), Y5, Y5
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y5, Y5
 	VADDPD      Y5, Y7, Y7
 	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap12AVX2Consts<>+544(SB), Y4, Y7
+	VFMADD231PD ocannlMap11AVX2Consts<>+544(SB), Y4, Y7
 	VSUBPD      Y7, Y5, Y5
 	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap12AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap12AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap12AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap12AVX2Consts<>+704(SB), Y1, Y2
+	VFMSUB231PD ocannlMap11AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap11AVX2Consts<>+704(SB), Y1, Y2
 	VBLENDVPD   Y2, Y1, Y5, Y5
 	VMASKMOVPD  Y5, Y0, (AX)
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap13AVX2(c *float64, x0 *float64)
+// func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19247,37 +19187,37 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap13AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap13AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap12AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap13AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap13AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap13AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap13AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap13AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap13AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap12AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap12AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap12AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap12AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap12AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap13AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap13AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap13AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap13AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap12AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap12AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19288,87 +19228,244 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap13AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000006, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap13AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap13AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap13AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap13AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap13AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap13AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap13AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap13AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap13AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap13AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap13AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap13AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap13AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap13AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap13AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap13AVX2Consts<>+544(SB), Y3, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap13AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap13AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap13AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap13AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap13AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap13AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap13AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap13AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap13AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap13AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap13AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap13AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap13AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap13AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap13AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap13AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap13AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap13AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap13AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap13AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap13AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap13AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap13AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap13AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap13AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap13AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap13AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap13AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $736
 
 // func ocannlMap14AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -19380,195 +19477,38 @@ TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000006, DX
 
 e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap14AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap14AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap14AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap14AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap14AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap14AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap14AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap14AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap14AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap14AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap14AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap14AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap14AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap14AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap14AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap14AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap14AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap14AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap14AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap14AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap14AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap14AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap14AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap14AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap14AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap14AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap14AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap14AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap14AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap14AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap14AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap14AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap14AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap14AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap14AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap15AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000006, DX
-
-e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap14AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap15AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap15AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap15AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap15AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap14AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap14AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap14AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap14AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap15AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap15AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap14AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap14AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap15AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap15AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap14AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap14AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19579,87 +19519,117 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap14AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap14AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap14AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x0000000a, BX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	MOVQ         $0x00000008, SI
+
+e2:
+	VMOVUPS (DX), Y2
+	VMULPS  Y2, Y1, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
 
 // func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
@@ -19669,7 +19639,7 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x0000000a, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (CX), Y1
@@ -19703,36 +19673,6 @@ TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 
 row1:
 	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000008, SI
-
-e2:
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $+4, CX
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (CX), Y1
 	MOVQ         $0x00000004, SI
 
 e2:
@@ -19751,9 +19691,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19781,9 +19721,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19812,9 +19752,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19841,9 +19781,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19852,31 +19792,31 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap21AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap21AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap21AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap21AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap21AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap21AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap21AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap21AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap21AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19887,123 +19827,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap21AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap23AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20016,83 +19956,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap23AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap23AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap23AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap23AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap23AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap22AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap22AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap22AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap22AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap22AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap23AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap22AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap23AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap23AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap22AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap22AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap23AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap22AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap23AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap22AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap23AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap22AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap23AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap23AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap23AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap23AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap23AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap23AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap22AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap22AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap22AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap22AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap22AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap22AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap23AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap23AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap23AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap23AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap23AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap22AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap22AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap22AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap22AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap22AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap23AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap22AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap23AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap23AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap22AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap22AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap23AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap22AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap23AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap22AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap23AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap23AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap22AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap23AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap23AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap23AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap23AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap22AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap22AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap22AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap22AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20104,91 +20044,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap23AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap23AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap23AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap23AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap23AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap23AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap23AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap23AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap22AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap22AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap22AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20222,9 +20162,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20235,8 +20175,7 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -20246,9 +20185,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20270,33 +20209,31 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000100, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -20305,9 +20242,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap27AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -20322,9 +20259,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20364,9 +20301,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20391,9 +20328,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20421,9 +20358,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20452,9 +20389,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20481,9 +20418,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20492,31 +20429,31 @@ TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap33AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap33AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap33AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap33AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap33AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20527,123 +20464,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20656,83 +20593,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap35AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap35AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap35AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap35AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap35AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap34AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap34AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap34AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap34AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap34AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap35AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap35AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap35AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap34AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap34AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap35AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap35AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap35AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap35AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap35AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap34AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap35AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap34AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap35AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap35AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap35AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap35AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap35AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap34AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap34AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap34AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap34AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap34AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap35AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap35AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap35AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap35AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap35AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap34AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap34AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap34AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap34AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap34AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap35AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap34AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap35AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap35AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap34AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap34AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap35AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap35AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap35AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap35AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap35AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap35AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap34AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap35AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap35AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap34AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap35AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap35AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap35AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap35AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap35AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap34AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap34AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap34AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap34AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap34AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20744,91 +20681,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap35AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap35AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap35AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap35AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap35AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap35AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap35AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap35AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap35AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap35AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap35AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap35AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap35AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap35AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap35AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap35AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap35AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap35AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap35AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap35AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap35AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap35AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap35AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap35AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap35AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap35AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap35AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap35AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap35AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap35AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap35AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap35AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap35AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap35AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap35AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap35AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap35AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap35AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap35AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap35AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap35AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap35AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap35AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap35AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap35AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap35AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap35AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap35AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap35AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap35AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap35AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap35AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap35AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap35AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap35AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap35AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap35AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap35AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap35AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap35AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap35AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap35AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap35AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap35AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap35AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap35AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap35AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap35AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap35AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap35AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap35AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap35AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap35AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap35AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20862,9 +20799,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20875,8 +20812,7 @@ TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -20886,33 +20822,31 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000080, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -20921,9 +20855,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20963,9 +20897,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20990,9 +20924,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21017,9 +20951,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21047,9 +20981,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21078,9 +21012,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21107,9 +21041,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21118,31 +21052,31 @@ TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap44AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap44AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap44AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap44AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap44AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap44AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap44AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap44AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -21153,123 +21087,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap44AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap44AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap44AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap44AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap44AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap44AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap44AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap44AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap44AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap44AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap44AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap44AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap44AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap44AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap44AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap44AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap46AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21282,83 +21216,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap46AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap46AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap46AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap46AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap46AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap46AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap46AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap46AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap46AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap46AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap46AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap46AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap46AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap46AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap46AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap46AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap46AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap46AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap46AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap46AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap46AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap46AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap45AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap46AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap46AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap46AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap46AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap46AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap45AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap45AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap45AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap45AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap46AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap45AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap46AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap46AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap45AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap45AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap46AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap46AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap46AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap46AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap45AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap45AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap46AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap46AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap46AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap45AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap45AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap45AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap46AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap45AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap46AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap45AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap46AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap46AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap46AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap46AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap46AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap46AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap45AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap45AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap45AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap45AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21370,91 +21304,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap46AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap46AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap46AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap46AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap46AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap46AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap46AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap46AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap46AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap46AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap46AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap46AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap46AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap46AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap46AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap46AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap46AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap46AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap46AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap46AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap46AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap46AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap46AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap46AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap46AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap46AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap46AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap46AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap46AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap46AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap46AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap46AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap46AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap46AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap46AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap46AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap46AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap46AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap46AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap46AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap46AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap46AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap46AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap46AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap46AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap46AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap46AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap46AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap46AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap46AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap46AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap46AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap46AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap46AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap46AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap46AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap46AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap46AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap46AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap46AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap46AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap46AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap46AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap46AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap46AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap46AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap46AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap46AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap46AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap46AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap46AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap46AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap46AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap46AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap46AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap46AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap46AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap46AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap46AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap46AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap46AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap45AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap45AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap45AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap45AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap45AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap45AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap45AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap45AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap45AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap45AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap45AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap45AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap45AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap45AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap45AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap45AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap45AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap45AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap45AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap45AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap45AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21488,9 +21422,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21501,8 +21435,7 @@ TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -21512,33 +21445,31 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000040, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -21547,9 +21478,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21589,9 +21520,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21616,9 +21547,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21631,83 +21562,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap52AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap52AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap52AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap52AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap52AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap51AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap51AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap51AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap51AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap51AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap52AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap51AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap52AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap52AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap51AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap51AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap52AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap52AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap52AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap52AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap51AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap51AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap51AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap51AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap52AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap52AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap52AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap51AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap51AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap51AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap52AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap51AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap52AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap52AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap52AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap52AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap52AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap52AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap51AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap51AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap51AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap51AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap51AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap51AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap52AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap52AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap52AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap52AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap52AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap51AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap51AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap51AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap51AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap51AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap52AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap51AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap52AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap52AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap51AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap51AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap52AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap52AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap52AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap52AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap51AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap51AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap51AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap51AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap52AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap52AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap52AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap51AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap51AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap51AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap52AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap52AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap51AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap52AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap52AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap52AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap52AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap52AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap52AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap51AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap51AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap51AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap51AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap51AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap51AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -21719,91 +21650,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap52AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap52AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap52AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap52AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap52AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap52AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap52AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap52AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap52AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap52AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap52AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap52AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap52AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap52AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap52AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap52AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap52AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap52AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap52AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap52AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap52AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap52AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap52AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap52AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap52AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap52AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap52AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap52AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap52AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap52AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap52AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap52AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap52AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap52AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap52AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap52AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap52AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap52AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap52AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap52AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap52AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap52AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap52AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap52AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap52AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap52AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap52AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap52AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap52AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap52AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap52AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap52AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap52AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap52AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap52AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap52AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap52AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap52AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap52AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap52AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap52AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap52AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap52AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap52AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap52AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap52AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap52AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap52AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap52AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap52AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap52AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap52AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap52AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap52AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap52AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap52AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap52AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap52AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap52AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap52AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap52AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap51AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap51AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap51AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap51AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap51AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21837,9 +21768,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21850,8 +21781,7 @@ TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS (CX), Y2
-	VADDPS  Y0, Y1, Y3
-	VMULPS  Y3, Y2, Y2
+	VMULPS  Y1, Y2, Y2
 	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
@@ -21861,33 +21791,31 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
 	MOVQ         $0x00000020, BX
 
 row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      (DX), Y4
-	VMULPS       Y4, Y3, Y3
-	VMOVUPS      (AX), Y4
-	VADDPS       Y4, Y3, Y4
-	VMOVUPS      Y4, (AX)
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
 	ADDQ         $+32, DX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   (DX), Y1, Y3
-	VMULPS       Y3, Y2, Y2
-	VMASKMOVPS   (AX), Y1, Y3
-	VADDPS       Y3, Y2, Y3
-	VMASKMOVPS   Y3, Y1, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
 	ADDQ         $+8, DX
@@ -21896,9 +21824,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21938,9 +21866,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21949,31 +21877,31 @@ TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap57AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap56AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap57AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap56AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap57AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap56AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap57AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap57AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap57AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap57AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap57AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap56AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap56AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap56AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap56AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap57AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap57AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap56AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap56AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap57AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap57AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap56AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap56AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -21984,123 +21912,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap57AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap57AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap57AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap57AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap57AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap57AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap57AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap57AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap57AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap57AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap57AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap57AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap57AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap57AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap57AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap57AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap56AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap56AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap58AVX2(c *float32, x0 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22113,83 +22041,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap58AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap58AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap58AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap58AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap58AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap57AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap57AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap57AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap57AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap57AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap58AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap57AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap58AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap58AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap57AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap57AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap58AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap58AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap58AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap58AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap57AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap57AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap57AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap58AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap58AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap58AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap57AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap57AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap57AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap58AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap57AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap58AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap58AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap58AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap58AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap58AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap58AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap57AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap57AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap57AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap57AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap57AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap58AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap58AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap58AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap58AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap58AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap57AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap57AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap57AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap57AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap57AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap58AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap57AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap58AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap58AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap57AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap57AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap58AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap58AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap58AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap58AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap57AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap57AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap57AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap58AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap58AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap58AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap57AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap57AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap57AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap58AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap58AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap57AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap58AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap58AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap58AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap58AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap58AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap58AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap57AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap57AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap57AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap57AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap57AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -22201,91 +22129,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap58AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap58AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap58AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap58AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap58AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap58AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap58AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap58AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap58AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap58AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap58AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap58AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap58AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap58AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap58AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap58AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap58AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap58AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap58AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap58AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap58AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap58AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap58AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap58AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap58AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap58AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap58AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap58AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap58AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap58AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap58AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap58AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap58AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap58AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap58AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap58AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap58AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap58AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap58AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap58AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap58AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap58AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap58AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap58AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap58AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap58AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap58AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap58AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap58AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap58AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap58AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap58AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap58AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap58AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap58AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap58AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap58AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap58AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap58AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap58AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap58AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap58AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap58AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap58AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap58AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap58AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap58AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap58AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap58AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap58AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap58AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap58AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap58AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap58AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap58AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap58AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap58AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap58AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap58AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap58AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap58AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap57AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap57AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap57AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap57AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap57AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap59AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22294,31 +22222,31 @@ TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap59AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap58AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap59AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap58AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap59AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap58AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap59AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap59AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap59AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap59AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap58AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap58AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap58AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap58AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap58AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap58AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap58AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap58AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -22329,123 +22257,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap59AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap59AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap58AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap58AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

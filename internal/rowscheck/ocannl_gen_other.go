@@ -292,14 +292,14 @@ func ocannlMap6AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
 }
 
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
 }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
@@ -328,15 +328,15 @@ func ocannlMap20AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
-
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap24AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
 }
 
@@ -351,15 +351,15 @@ func ocannlMap26AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
-}
+func ocannlMap27AVX512(c *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+func ocannlMap28AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+}
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap29AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
 }
 
@@ -379,15 +379,15 @@ func ocannlMap32AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
+
+// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap35AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
-// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
-
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap36AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
 
@@ -397,12 +397,12 @@ func ocannlMap37AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float32) {
+func ocannlMap38AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
 }
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap39AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
 }
 
@@ -427,15 +427,15 @@ func ocannlMap43AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
+
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
 
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
-
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap47AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
 
@@ -445,22 +445,22 @@ func ocannlMap48AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1 *float32) {
+func ocannlMap49AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap50AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
 }
 
-// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
 }
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap53AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
 }
 
@@ -470,24 +470,19 @@ func ocannlMap54AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0, x1 *float32) {
+func ocannlMap55AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
 }
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
-}
+func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
 
-// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX512 called without assembly") }
+// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
 
 // ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
-
-// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
+func ocannlMap59AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -677,16 +672,16 @@ func ocannlMap5AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap5AVX2 calle
 func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
@@ -701,7 +696,7 @@ func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called 
 func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
@@ -719,18 +714,18 @@ func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 cal
 func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
+}
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap24AVX2 called without assembly")
-}
+func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
@@ -739,15 +734,15 @@ func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 cal
 func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX2 called without assembly")
+}
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap29AVX2 called without assembly")
-}
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
@@ -759,29 +754,29 @@ func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 cal
 func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap35AVX2 called without assembly")
+}
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap36AVX2 called without assembly")
-}
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap38AVX2 called without assembly")
+}
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap39AVX2 called without assembly")
-}
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
@@ -796,51 +791,51 @@ func ocannlMap42AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap42AVX2 cal
 func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap46AVX2 called without assembly")
+}
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap47AVX2 called without assembly")
-}
+func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
+}
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap50AVX2 called without assembly")
-}
+func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap52AVX2 called without assembly")
+}
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
-}
+func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap55AVX2 called without assembly")
+}
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap56AVX2 called without assembly")
-}
+func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
@@ -849,10 +844,7 @@ func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called 
 func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
-
-// ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float64) {
