@@ -20,9 +20,16 @@ import (
 //     contributions add into s's buffer once s's last reader has run: a
 //     residual stream's gradient, read by its branch, then summed into).
 //
+// A broadcast copy (`t[i, j, k] = s[i, j, 0]`, autodiff's gradient of a
+// row sum spread over the row, or any copy reading s at an affine index
+// of its loops other than t's cell) goes only in the first case, when
+// every later statement touching t is loops and stores: each load of t
+// reads s at the copy's index of s, with the copy's loops replaced by the
+// load's index.
+//
 // The copy (and its fill) goes. t and s are unpadded float arrays, t is
-// not in keep (the kernel's parameters and outputs), and the copy reads s
-// only at t's cell. A copy through a zero fill and an addition stored
+// not in keep (the kernel's parameters and outputs), and t becoming s
+// needs a copy that reads s only at t's cell. A copy through a zero fill and an addition stored
 // +0 where s held -0; the elided one reads s's -0 (equal values, the sign
 // of a zero may differ downstream, docs/design.md "Copies elided"). p
 // itself is not modified: the operations whose bodies change are copied.
@@ -87,18 +94,22 @@ func elideOne(q *Program, t int, keep map[int]bool) bool {
 	}
 	s := load.Tensor
 	dims := q.Tensors[t].Dims
-	if !sameInts(dims, q.Tensors[s].Dims) {
+	tl, ok := axisLoops(st.Index, loops, dims)
+	if !ok {
 		return false
 	}
-	tl, ok1 := axisLoops(st.Index, loops, dims)
-	sl, ok2 := axisLoops(load.Index, loops, dims)
-	if !ok1 || !ok2 {
-		return false
-	}
-	for a := range tl {
-		if tl[a] != sl[a] {
-			return false
+	// bcast: not a cell-for-cell copy but a broadcast (t[i, j, k] =
+	// s[i, j, 0], a row sum's gradient spread over its row); t's loads
+	// may then read s at the copy's index, renamed, and nothing else.
+	bcast := !sameInts(dims, q.Tensors[s].Dims)
+	if !bcast {
+		sl, ok := axisLoops(load.Index, loops, dims)
+		for a := range tl {
+			bcast = bcast || !ok || tl[a] != sl[a]
 		}
+	}
+	if bcast && !affineIn(load.Index, loops) {
+		return false
 	}
 	copyAt := touch[c]
 	drop = append(drop, copyAt)
@@ -115,6 +126,9 @@ func elideOne(q *Program, t int, keep map[int]bool) bool {
 		if len(rest) > 0 && writesBetween(q, copyAt, stmtRef{rest[len(rest)-1].op, rest[len(rest)-1].i + 1}, map[int]bool{s: true}) {
 			mode = 0
 		}
+	}
+	if bcast && (mode != 1 || !plainLoads(q, rest, t)) {
+		return false
 	}
 	if mode == 0 {
 		// s only read after the copy, and only before t's next write: t
@@ -146,6 +160,10 @@ func elideOne(q *Program, t int, keep map[int]bool) bool {
 	}
 	for _, r := range rest {
 		o := op(r.op)
+		if bcast {
+			o.Body[r.i] = broadcastLoads(o.Body[r.i], t, load, tl)
+			continue
+		}
 		o.Body[r.i] = renameTensor(o.Body[r.i], t, s, mode == 1)
 	}
 	// Remove the dropped statements, last first so earlier indices hold.
@@ -158,6 +176,81 @@ func elideOne(q *Program, t int, keep map[int]bool) bool {
 		}
 	}
 	return true
+}
+
+// affineIn reports whether every term of idx (affine, not dynamic) is a
+// variable of loops.
+func affineIn(idx []IndexExpr, loops []*For) bool {
+	in := map[int]bool{}
+	for _, l := range loops {
+		in[l.Var] = true
+	}
+	for _, x := range idx {
+		if x.Data != nil {
+			return false
+		}
+		for _, tm := range x.Terms {
+			if !in[tm.Var] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainLoads reports whether the statements at rs are loops and stores
+// only, whose loads of t are affine (a broadcast copy's readers, which
+// broadcastLoads rewrites).
+func plainLoads(q *Program, rs []stmtRef, t int) bool {
+	ok := true
+	for _, r := range rs {
+		WalkStmts([]Stmt{q.Ops[r.op].Body[r.i]}, func(s Stmt) {
+			switch s := s.(type) {
+			case *For:
+			case *Store:
+				WalkLoads(s.Value, func(l *Load) { ok = ok && (l.Tensor != t || !AnyDynamic(l.Index)) })
+			default:
+				ok = false
+			}
+		})
+	}
+	return ok
+}
+
+// broadcastLoads is s (copied) with each load of t read from the source
+// of the broadcast copy instead: t's axis a, driven by loop tl[a] in the
+// copy, is the load's index a, substituted into the copy's load of the
+// source.
+func broadcastLoads(s Stmt, t int, src *Load, tl []*For) Stmt {
+	re := func(e Expr) Expr {
+		return MapLoads(e, func(l *Load) Expr {
+			if l.Tensor != t {
+				return l
+			}
+			sub := map[int]IndexExpr{}
+			for a, lp := range tl {
+				sub[lp.Var] = l.Index[a]
+			}
+			idx := make([]IndexExpr, len(src.Index))
+			for a, x := range src.Index {
+				idx[a] = renameIndex(x, sub)
+			}
+			return &Load{Tensor: src.Tensor, Index: idx}
+		})
+	}
+	switch s := s.(type) {
+	case *For:
+		body := make([]Stmt, len(s.Body))
+		for i, c := range s.Body {
+			body[i] = broadcastLoads(c, t, src, tl)
+		}
+		return &For{Var: s.Var, Extent: s.Extent, Body: body}
+	case *Store:
+		st := *s
+		st.Value = re(s.Value)
+		return &st
+	}
+	return s
 }
 
 // sReadOnlyBefore reports whether every top-level statement after at

@@ -2,6 +2,7 @@ package loopir
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -15,15 +16,19 @@ import (
 // renamed to the reader's) and the writer goes. A bias add then a relu
 // make one pass over memory instead of two. t is not in keep (the
 // kernel's parameters), is unpadded, and nothing but those two nests
-// touches it (no fill, no other reader: a training step's forward
-// temporaries, read again by the backward pass, stay); nothing between
-// the two writes a tensor e reads, and the reader does not store into
-// one. p itself is not modified: the operations whose bodies change are
-// copied. The reader stores (a map, not a reduction: a sum of exps
-// would lose the vector exp of the map before it), and accept, when not
-// nil, approves the fusion given the writer, the reader and the fused
-// reader (the emitter asks that a nest an assembly kernel ran stays
-// one). The number of temporaries fused is returned.
+// touches it (no other reader: a training step's forward temporaries,
+// read again by the backward pass, stay), except a zero fill (+0) before
+// a writer that adds `t[i0,...] += e` (autodiff's first gradient
+// contribution), fused as `e + 0` (the same bits: +0 + -0 is +0); nothing
+// between the two writes a tensor e reads, and the reader does not store
+// into one. p itself is not modified: the operations whose bodies change
+// are copied. accept, when not nil, approves the fusion given the
+// writer, the reader and the fused reader (the emitter asks that a nest
+// an assembly kernel ran stays one). A reader that accumulates (a
+// reduction: a layer norm's squares into their row sum) fuses only with
+// an acceptor, which then requires a kernel (a sum of exps would lose
+// the vector exp of the map before it); without one the reader stores.
+// The number of temporaries fused is returned.
 func FusePointwise(p *Program, keep map[int]bool, accept Acceptor) (*Program, int) {
 	q := *p
 	q.Ops = append([]*Operation(nil), p.Ops...)
@@ -74,6 +79,15 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 			}
 		}
 	}
+	// A writer through a zero fill: the fill, then t += e over every cell.
+	var fill *stmtRef
+	if len(touch) == 3 {
+		f, ok := q.Ops[touch[0].op].Body[touch[0].i].(*Fill)
+		if !ok || f.Value != 0 || math.Signbit(f.Value) {
+			return false
+		}
+		fill, touch = &touch[0], touch[1:]
+	}
 	if len(touch) != 2 {
 		return false
 	}
@@ -82,11 +96,15 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 		return false // gathers and scatters stay as they are
 	}
 	wLoops, wSt, ok := PerfectNest(q.Ops[w.op].Body[w.i])
-	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != ops.NoAccum || exprReads(wSt.Value, t) {
+	if !ok || wSt.Tensor != t || exprReads(wSt.Value, t) {
+		return false
+	}
+	wAdds := wSt.Accumulate && wSt.Accum != ops.NoAccum
+	if fill == nil && wAdds || fill != nil && (!wAdds || wSt.Accum != ops.AccAdd) {
 		return false
 	}
 	rLoops, rSt, ok := PerfectNest(q.Ops[r.op].Body[r.i])
-	if !ok || rSt.Tensor == t || rSt.Accumulate && rSt.Accum != ops.NoAccum {
+	if !ok || rSt.Tensor == t || rSt.Accumulate && rSt.Accum != ops.NoAccum && accept == nil {
 		return false
 	}
 	dims := q.Tensors[t].Dims
@@ -121,6 +139,10 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 		sub[l.Var] = load.Index[a]
 	}
 	e := renameExpr(wSt.Value, sub)
+	if fill != nil {
+		// 0 + e, as the kernel that absorbs the fill adds (+0 + -0 is +0).
+		e = &Apply{Prim: ops.Add, Args: []Expr{e, &Const{Value: 0}}}
+	}
 	st := *rSt
 	st.Value = substLoad(rSt.Value, t, e)
 	if accept != nil && !accept(wLoops, wSt, rLoops, rSt, &st) {
@@ -137,6 +159,13 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	}
 	wo.Body = append(append([]Stmt(nil), wo.Body[:w.i]...), wo.Body[w.i+1:]...)
 	q.Ops[w.op] = &wo
+	if fill != nil {
+		// The fill goes too (read afresh: it may share the writer's
+		// operation, whose copy is in q.Ops now; it precedes the writer).
+		fo := *q.Ops[fill.op]
+		fo.Body = append(append([]Stmt(nil), fo.Body[:fill.i]...), fo.Body[fill.i+1:]...)
+		q.Ops[fill.op] = &fo
+	}
 	return true
 }
 

@@ -2,10 +2,12 @@ package loopir
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // fuseCase lowers src, fuses keeping the named tensors of keep, and
@@ -102,4 +104,82 @@ func runValues[T float32 | float64](t *testing.T, p *Program) func(int) []float6
 		t.Fatal(err)
 	}
 	return s.Values
+}
+
+// fillProgram builds, over 4x4 arrays s, t, u and a 4-vector r: a zero
+// fill of t and t += s * 2 (autodiff's first gradient contribution),
+// then one reader of t: "map" u = t * -1, or "sum" r[i] += t[i, j] after
+// a fill of r.
+func fillProgram(reader string) (*Program, map[int]bool) {
+	const s, tt, u, r = 0, 1, 2, 3
+	p := &Program{reached: Assigned | Looped | Padded | Checked}
+	for _, n := range []string{"s", "t", "u"} {
+		p.Tensors = append(p.Tensors, TensorInfo{Name: n, Dims: []int{4, 4}, BufDims: []int{4, 4}})
+	}
+	p.Tensors = append(p.Tensors, TensorInfo{Name: "r", Dims: []int{4}, BufDims: []int{4}})
+	ij := []IndexExpr{{Terms: []IndexTerm{{1, 0}}}, {Terms: []IndexTerm{{1, 1}}}}
+	nest := func(st *Store) Stmt { return rebuildNest([]*For{{Var: 0, Extent: 4}, {Var: 1, Extent: 4}}, st) }
+	op := func(desc string, body ...Stmt) {
+		p.Ops = append(p.Ops, &Operation{Desc: desc, Op: len(p.Ops), Body: body})
+	}
+	op("fetch s", &FetchStmt{Tensor: s})
+	op("t += 2 s", &Fill{Tensor: tt}, nest(&Store{Tensor: tt, Index: ij, Accum: ops.AccAdd, Accumulate: true,
+		Value: &Apply{Prim: ops.Mul, Args: []Expr{&Load{Tensor: s, Index: ij}, &Const{Value: 2}}}}))
+	switch reader {
+	case "map":
+		op("u = -t", nest(&Store{Tensor: u, Index: ij, Value: &Apply{Prim: ops.Mul, Args: []Expr{&Load{Tensor: tt, Index: ij}, &Const{Value: -1}}}}))
+	case "sum":
+		op("r = t ++ ij => i", &Fill{Tensor: r}, nest(&Store{Tensor: r, Index: ij[:1], Accum: ops.AccAdd, Accumulate: true, Value: &Load{Tensor: tt, Index: ij}}))
+	}
+	return p, map[int]bool{s: true, u: true, r: true}
+}
+
+// TestFuseFillAndReduction: a temporary written through a zero fill and
+// an addition fuses into its reader as e + 0 (the same bits, signed
+// zeros included: s holds -0, and -t is -0 only with the + 0); a
+// reduction reader fuses only when an acceptor approves it (the
+// emitter's requires a kernel adding in the same order).
+func TestFuseFillAndReduction(t *testing.T) {
+	acceptAll := func([]*For, *Store, []*For, *Store, *Store) bool { return true }
+	for _, tc := range []struct {
+		reader string
+		accept Acceptor
+		want   int
+	}{
+		{"map", nil, 1},
+		{"sum", nil, 0},
+		{"sum", acceptAll, 1},
+	} {
+		p, keep := fillProgram(tc.reader)
+		q, n := FusePointwise(p, keep, tc.accept)
+		if n != tc.want {
+			t.Errorf("%s (acceptor %v): fused %d, want %d:\n%s", tc.reader, tc.accept != nil, n, tc.want, q.String())
+		}
+		if n > 0 && strings.Contains(q.String(), "fill t with") {
+			t.Errorf("%s: t's fill stayed:\n%s", tc.reader, q.String())
+		}
+		r := rand.New(rand.NewPCG(3, 4))
+		in := map[int][]float64{0: make([]float64, 16)}
+		for k := range in[0] {
+			in[0][k] = r.Float64()*2 - 1
+		}
+		in[0][5] = math.Copysign(0, -1)
+		a, err := RunWith[float32](p, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := RunWith[float32](q, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range keep {
+			va, vb := a.Values(id), b.Values(id)
+			for k := range va {
+				if math.Float64bits(va[k]) != math.Float64bits(vb[k]) {
+					t.Errorf("%s: %s[%d] = %v fused, %v not", tc.reader, p.Tensors[id].Name, k, vb[k], va[k])
+					break
+				}
+			}
+		}
+	}
 }

@@ -66,8 +66,11 @@ var prims = [...]Prim{
 			}
 			return 0
 		},
-		// relu_gate(x, g) = x > 0 ? g : 0
-		Grad:    []*Deriv{d(ap(Where, ap(Lt, c(0), x(0)), g, c(0)))},
+		// relu_gate(y, g) = y > 0 ? g : 0, on the result: y > 0 exactly
+		// when x > 0 (NaN and -0 give y = +0), and a bias add before the
+		// relu is then read only by it and fuses into its pass
+		// (loopir.FusePointwise).
+		Grad:    []*Deriv{d(ap(Where, ap(Lt, c(0), y), g, c(0)))},
 		Go:      goBranch("$0", "!($r > 0)", "0"), // NaN gives 0
 		Domains: []Domain{{Lo: -1, Hi: 1, Kinks: []float64{0}}}},
 	{Name: Sat01, Arity: 1, Syntax: Func,

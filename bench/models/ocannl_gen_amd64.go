@@ -421,750 +421,620 @@ func ocannlMap9AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX512 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap13AVX512(c *float32, x0 *float32)
+func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 256 elements: c = 4.
 //
 //go:noescape
-func ocannlMap15AVX512(c *float32, x0 *float32)
+func ocannlMap15AVX512(c *float32)
 
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap16AVX512(c *float32, x0 *float32)
+func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap17AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 51200 elements: c = 4.
 //
 //go:noescape
-func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap18AVX512(c *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap19AVX512(c *float32, x0 *float32)
+func ocannlMap19AVX512(c *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX512(c *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 256 elements: c = 4.
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 8 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap22AVX512(c *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 51200 elements: c = 4.
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
 //
 //go:noescape
-func ocannlMap24AVX512(c *float32)
+func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap25AVX512(c *float32)
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float32)
+func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap27AVX512(c *float32)
+func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap28AVX512(c *float32)
+func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX512(c *float32, x0 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap33AVX512(c *float32, x0 *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap34AVX512(c *float32, x0 *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32)
+func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap39AVX512(c *float32, x0 *float32)
+func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap40AVX512(c *float32, x0 *float32)
+func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX512 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap41AVX512(c *float32, x0 *float32)
 
-// ocannlMap42AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap46AVX512(c *float32, x0 *float32)
+func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 2048 elements: c = 10.
 //
 //go:noescape
-func ocannlMap47AVX512(c *float32, x0 *float32)
+func ocannlMap47AVX512(c *float32)
 
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap50AVX512(c *float32, x0 *float32)
+func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap51AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap51AVX512(c *float32, x0 *float32)
 
-// ocannlMap52AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap52AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
 //
 //go:noescape
-func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap53AVX512(c *float32, x0 *float32)
 
-// ocannlMap54AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap55AVX512(c *float32, x0 *float32)
+func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap56AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+// ocannlMap56AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
 func ocannlMap56AVX512(c *float32, x0 *float32)
 
-// ocannlMap57AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
+// ocannlMap57AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap58AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap58AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap58AVX512(c *float32, x0 *float32)
+func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap59AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap59AVX512(c *float32, x0 *float32)
 
-// ocannlMap60AVX512 runs a float32 pointwise kernel over 2048 elements: c = 10.
+// ocannlMap60AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap60AVX512(c *float32)
+func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap61AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap61AVX512 runs a float32 pointwise kernel over 8192 elements: c = 8.
 //
 //go:noescape
-func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap61AVX512(c *float32)
 
-// ocannlMap62AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+// ocannlMap62AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap63AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap63AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap64AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap64AVX512 runs a float32 pointwise kernel over 384 elements: c = x0.
 //
 //go:noescape
 func ocannlMap64AVX512(c *float32, x0 *float32)
 
-// ocannlMap65AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap65AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+// ocannlMap66AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
 //
 //go:noescape
 func ocannlMap66AVX512(c *float32, x0 *float32)
 
-// ocannlMap67AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap67AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap67AVX512(c *float32, x0 *float32)
+func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap68AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap68AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap68AVX512(c *float32, x0 *float32)
 
-// ocannlMap69AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap69AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap69AVX512(c *float32, x0 *float32)
 
-// ocannlMap70AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap70AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap71AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap71AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap72AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap72AVX512(c *float32, x0 *float32)
+func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap73AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap73AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap74AVX512 runs a float32 pointwise kernel over 8192 elements: c = 8.
-//
-//go:noescape
-func ocannlMap74AVX512(c *float32)
-
-// ocannlMap75AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap75AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
 func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap76AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+// ocannlMap76AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap77AVX512 runs a float32 pointwise kernel over 384 elements: c = x0.
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap77AVX512(c *float32, x0 *float32)
 
-// ocannlMap78AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap79AVX512 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap79AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap79AVX512(c *float32, x0 *float32)
+func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap80AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 1536 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap81AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap81AVX512(c *float32, x0 *float32)
+func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap82AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap84AVX512 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap82AVX512(c *float32, x0 *float32)
+func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap83AVX512 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap83AVX512(c *float32, x0 *float32)
+func ocannlMap85AVX512(c *float32)
 
-// ocannlMap84AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap86AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap85AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
-//
-//go:noescape
-func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap86AVX512 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
-//
-//go:noescape
-func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap87AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap87AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap89AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
+// ocannlMap88AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap90AVX512 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
+// ocannlMap89AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap89AVX512(c *float32, x0 *float32)
+
+// ocannlMap90AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap91AVX512 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
 func ocannlMap91AVX512(c *float32, x0 *float32)
 
-// ocannlMap93AVX512 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
+// ocannlMap92AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap93AVX512 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap94AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),x2).
+// ocannlMap94AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap94AVX512(c *float32, x0 *float32)
 
-// ocannlMap95AVX512 runs a float32 pointwise kernel over 1536 elements: c = add(x0,x1).
+// ocannlMap96AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
-func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap96AVX512(c *float32, x0 *float32)
 
-// ocannlMap97AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap97AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap98AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap98AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
 func ocannlMap98AVX512(c *float32, x0 *float32)
 
-// ocannlMap99AVX512 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
+// ocannlMap99AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap100AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap100AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
 func ocannlMap100AVX512(c *float32)
 
-// ocannlMap101AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap101AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap102AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap102AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap103AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap103AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap103AVX512(c *float32, x0 *float32)
 
-// ocannlMap104AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap104AVX512(c *float32, x0 *float32)
+func ocannlMap104AVX512(c *float32)
 
-// ocannlMap105AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
-func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap105AVX512(c *float32)
 
-// ocannlMap106AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap106AVX512(c *float32, x0 *float32)
+func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap107AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap107AVX512(c *float32, x0 *float32)
+func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap108AVX512 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap109AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap109AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap109AVX512(c *float32, x0 *float32)
+func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap111AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap111AVX512(c *float32, x0 *float32)
+func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap112AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap111AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap113AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap113AVX512(c *float32, x0 *float32)
+func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap114AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap115AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap114AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap115AVX512(c *float32)
+func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap116AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap115AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap115AVX512(c *float32, x0 *float32)
 
-// ocannlMap117AVX512 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
+// ocannlMap118AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap118AVX512(c *float32, x0 *float32)
 
-// ocannlMap119AVX512 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap119AVX512(c *float32, x0 *float32)
+func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap120AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap120AVX512(c *float32)
+func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap121AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
-//
-//go:noescape
-func ocannlMap121AVX512(c *float32)
-
-// ocannlMap122AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap122AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap123AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap124AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap124AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap124AVX512(c *float32, x0 *float32)
 
-// ocannlMap125AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap126AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap126AVX512(c *float32, x0 *float32)
 
-// ocannlMap127AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap127AVX512(c *float32)
 
-// ocannlMap128AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap128AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
-func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap128AVX512(c *float32)
 
-// ocannlMap129AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap129AVX512(c *float32)
 
-// ocannlMap130AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap130AVX512(c *float32)
 
-// ocannlMap131AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap131AVX512(c *float32, x0 *float32)
+func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap132AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap132AVX512(c *float32)
 
-// ocannlMap133AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap133AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
-func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap133AVX512(c *float32)
 
-// ocannlMap134AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap134AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap134AVX512(c *float32, x0 *float32)
+func ocannlMap134AVX512(c *float32)
 
-// ocannlMap136AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap135AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap136AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap135AVX512(c *float32)
 
-// ocannlMap137AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap136AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
-func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap136AVX512(c *float32)
 
-// ocannlMap138AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap137AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
-func ocannlMap138AVX512(c *float32, x0 *float32)
+func ocannlMap137AVX512(c *float32)
 
-// ocannlMap139AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,add(x1,x2)).
+// ocannlMap138AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
-func ocannlMap139AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap138AVX512(c *float32)
 
-// ocannlMap140AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap139AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap141AVX512 runs a float32 pointwise kernel over 32 elements: c = add(add(x0,x1),add(x2,x3)).
-//
-//go:noescape
-func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-
-// ocannlMap142AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
-//
-//go:noescape
-func ocannlMap142AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap143AVX512 runs a float32 pointwise kernel over 64 elements: c = add(add(x0,x1),add(x2,x3)).
-//
-//go:noescape
-func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-
-// ocannlMap144AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,add(x1,x2)).
-//
-//go:noescape
-func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap145AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap145AVX512(c *float32, x0 *float32)
-
-// ocannlMap146AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap146AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap147AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap147AVX512(c *float32, x0 *float32)
-
-// ocannlMap148AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap148AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap149AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap149AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap150AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
-//
-//go:noescape
-func ocannlMap150AVX512(c *float32, x0 *float32)
-
-// ocannlMap151AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap151AVX512(c *float32, x0 *float32)
-
-// ocannlMap152AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap152AVX512(c *float32, x0 *float32)
-
-// ocannlMap153AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
-//
-//go:noescape
-func ocannlMap153AVX512(c *float32)
-
-// ocannlMap154AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
-//
-//go:noescape
-func ocannlMap154AVX512(c *float32)
-
-// ocannlMap155AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
-//
-//go:noescape
-func ocannlMap155AVX512(c *float32)
-
-// ocannlMap156AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
-//
-//go:noescape
-func ocannlMap156AVX512(c *float32)
-
-// ocannlMap157AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap158AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
-//
-//go:noescape
-func ocannlMap158AVX512(c *float32)
-
-// ocannlMap159AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
-//
-//go:noescape
-func ocannlMap159AVX512(c *float32)
-
-// ocannlMap160AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap160AVX512(c *float32)
-
-// ocannlMap161AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
-//
-//go:noescape
-func ocannlMap161AVX512(c *float32)
-
-// ocannlMap162AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
-//
-//go:noescape
-func ocannlMap162AVX512(c *float32)
-
-// ocannlMap163AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
-//
-//go:noescape
-func ocannlMap163AVX512(c *float32)
-
-// ocannlMap164AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap164AVX512(c *float32)
-
-// ocannlMap165AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap165AVX512(c *float32)
+func ocannlMap139AVX512(c *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -1221,210 +1091,220 @@ func ocannlReduce9AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce10AVX512(c *float32, x0 *float32)
 
-// ocannlReduce11AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce11AVX512(c *float32, x0 *float32)
 
-// ocannlReduce12AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+// ocannlReduce12AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce12AVX512(c *float32, x0 *float32)
 
-// ocannlReduce13AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
+// ocannlReduce13AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce13AVX512(c *float32, x0 *float32)
 
-// ocannlReduce14AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+// ocannlReduce14AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
 //
 //go:noescape
 func ocannlReduce14AVX512(c *float32, x0 *float32)
 
-// ocannlReduce15AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+// ocannlReduce15AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce15AVX512(c *float32, x0 *float32)
 
-// ocannlReduce16AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce16AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce16AVX512(c *float32, x0 *float32)
+func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce17AVX512(c *float32, x0 *float32)
 
-// ocannlReduce18AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
+// ocannlReduce18AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce18AVX512(c *float32, x0 *float32)
 
-// ocannlReduce19AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
+// ocannlReduce19AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce20AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
+// ocannlReduce20AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce20AVX512(c *float32, x0 *float32)
+func ocannlReduce20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce21AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
+// ocannlReduce21AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce21AVX512(c *float32, x0 *float32)
 
-// ocannlReduce22AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
+// ocannlReduce22AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce22AVX512(c *float32, x0 *float32)
 
-// ocannlReduce23AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
+// ocannlReduce23AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce23AVX512(c *float32, x0 *float32)
+func ocannlReduce23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce24AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
+// ocannlReduce24AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce24AVX512(c *float32, x0 *float32)
 
-// ocannlReduce25AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce25AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce25AVX512(c *float32, x0 *float32)
+func ocannlReduce25AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce26AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
+// ocannlReduce26AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce26AVX512(c *float32, x0 *float32)
 
-// ocannlReduce27AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+// ocannlReduce27AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce27AVX512(c *float32, x0 *float32)
 
-// ocannlReduce28AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+// ocannlReduce28AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce28AVX512(c *float32, x0 *float32)
 
-// ocannlReduce29AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+// ocannlReduce29AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce29AVX512(c *float32, x0 *float32)
 
-// ocannlReduce30AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
+// ocannlReduce30AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce30AVX512(c *float32, x0 *float32)
 
-// ocannlReduce31AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+// ocannlReduce31AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce31AVX512(c *float32, x0 *float32)
 
-// ocannlReduce32AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+// ocannlReduce32AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce32AVX512(c *float32, x0 *float32)
 
-// ocannlReduce33AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+// ocannlReduce33AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce33AVX512(c *float32, x0 *float32)
 
-// ocannlReduce34AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce34AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce34AVX512(c *float32, x0 *float32)
+func ocannlReduce34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce35AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce35AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce35AVX512(c *float32, x0 *float32)
 
-// ocannlReduce36AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce36AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce36AVX512(c *float32, x0 *float32)
 
-// ocannlReduce37AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce37AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX512(c *float32, x0 *float32)
+func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce38AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+// ocannlReduce38AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce38AVX512(c *float32, x0 *float32)
+func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce39AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce39AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce39AVX512(c *float32, x0 *float32)
 
-// ocannlReduce40AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce40AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
 //
 //go:noescape
 func ocannlReduce40AVX512(c *float32, x0 *float32)
 
-// ocannlReduce41AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+// ocannlReduce41AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+// ocannlReduce42AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce42AVX512(c *float32, x0 *float32)
 
-// ocannlReduce43AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce43AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce43AVX512(c *float32, x0 *float32)
+func ocannlReduce43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce44AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+// ocannlReduce44AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
 //
 //go:noescape
 func ocannlReduce44AVX512(c *float32, x0 *float32)
 
-// ocannlReduce45AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+// ocannlReduce45AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce45AVX512(c *float32, x0 *float32)
 
-// ocannlReduce46AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce46AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce46AVX512(c *float32, x0 *float32)
 
-// ocannlReduce47AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce47AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce47AVX512(c *float32, x0 *float32)
 
-// ocannlReduce48AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+// ocannlReduce48AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
 //
 //go:noescape
-func ocannlReduce48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce48AVX512(c *float32, x0 *float32)
 
-// ocannlReduce49AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce49AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce49AVX512(c *float32, x0 *float32)
 
-// ocannlReduce50AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+// ocannlReduce50AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce50AVX512(c *float32, x0 *float32)
+func ocannlReduce50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce51AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+// ocannlReduce51AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce51AVX512(c *float32, x0 *float32)
+
+// ocannlReduce52AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce52AVX512(c *float32, x0 *float32)
+
+// ocannlReduce53AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce53AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
@@ -1846,775 +1726,645 @@ func ocannlMap10AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 25600 elements: c = relu(x0).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap13AVX2(c *float32, x0 *float32)
+func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 256 elements: c = 4.
 //
 //go:noescape
-func ocannlMap15AVX2(c *float32, x0 *float32)
+func ocannlMap15AVX2(c *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap16AVX2(c *float32, x0 *float32)
+func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 51200 elements: c = 4.
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap18AVX2(c *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap19AVX2(c *float32, x0 *float32)
+func ocannlMap19AVX2(c *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX2(c *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 256 elements: c = 4.
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap22AVX2(c *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 51200 elements: c = 4.
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
 //
 //go:noescape
-func ocannlMap24AVX2(c *float32)
+func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap25AVX2(c *float32)
+func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float32)
+func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32)
+func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap28AVX2(c *float32)
+func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap31AVX2(c *float32, x0 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 8192 elements: c = div(x0,x1).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap33AVX2(c *float32, x0 *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap34AVX2(c *float32, x0 *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(x0,x1).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32)
+func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap39AVX2(c *float32, x0 *float32)
+func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap40AVX2(c *float32, x0 *float32)
+func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap41AVX2(c *float32, x0 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float32, x0 *float32)
+func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 2048 elements: c = sqrt(x0).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 2048 elements: c = 10.
 //
 //go:noescape
-func ocannlMap47AVX2(c *float32, x0 *float32)
+func ocannlMap47AVX2(c *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap50AVX2(c *float32, x0 *float32)
+func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap51AVX2(c *float32, x0 *float32)
 
-// ocannlMap52AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap52AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
+// ocannlMap53AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
 //
 //go:noescape
-func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap53AVX2(c *float32, x0 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap55AVX2(c *float32, x0 *float32)
+func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap56AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+// ocannlMap56AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
 func ocannlMap56AVX2(c *float32, x0 *float32)
 
-// ocannlMap57AVX2 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
+// ocannlMap57AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap58AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap58AVX2(c *float32, x0 *float32)
+func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap59AVX2 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap59AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
-func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap59AVX2(c *float32, x0 *float32)
 
-// ocannlMap60AVX2 runs a float32 pointwise kernel over 2048 elements: c = 10.
+// ocannlMap60AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap60AVX2(c *float32)
+func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap61AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap61AVX2 runs a float32 pointwise kernel over 8192 elements: c = 8.
 //
 //go:noescape
-func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap61AVX2(c *float32)
 
-// ocannlMap62AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+// ocannlMap62AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap63AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap63AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap64AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap64AVX2 runs a float32 pointwise kernel over 384 elements: c = x0.
 //
 //go:noescape
 func ocannlMap64AVX2(c *float32, x0 *float32)
 
-// ocannlMap65AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap65AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap66AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+// ocannlMap66AVX2 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
 //
 //go:noescape
 func ocannlMap66AVX2(c *float32, x0 *float32)
 
-// ocannlMap67AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap67AVX2 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap67AVX2(c *float32, x0 *float32)
+func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap68AVX2 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
+// ocannlMap68AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap68AVX2(c *float32, x0 *float32)
 
-// ocannlMap69AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap69AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap69AVX2(c *float32, x0 *float32)
 
-// ocannlMap70AVX2 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap70AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap71AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap71AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
 //
 //go:noescape
-func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap72AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap72AVX2(c *float32, x0 *float32)
+func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap73AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+// ocannlMap73AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
 //go:noescape
 func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap74AVX2 runs a float32 pointwise kernel over 8192 elements: c = 8.
+// ocannlMap74AVX2 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap74AVX2(c *float32)
+func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap75AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap75AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
 func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap76AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+// ocannlMap76AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap77AVX2 runs a float32 pointwise kernel over 384 elements: c = x0.
+// ocannlMap77AVX2 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap77AVX2(c *float32, x0 *float32)
 
-// ocannlMap78AVX2 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
+// ocannlMap78AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap78AVX2(c *float32, x0 *float32)
 
-// ocannlMap79AVX2 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
+// ocannlMap79AVX2 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap79AVX2(c *float32, x0 *float32)
+func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap80AVX2 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
+// ocannlMap80AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap81AVX2 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,x0).
+// ocannlMap81AVX2 runs a float32 pointwise kernel over 1536 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap81AVX2(c *float32, x0 *float32)
+func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap82AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+// ocannlMap82AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
 //
 //go:noescape
 func ocannlMap82AVX2(c *float32, x0 *float32)
 
-// ocannlMap83AVX2 runs a float32 pointwise kernel over 1024 elements: c = sqrt(x0).
+// ocannlMap83AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap83AVX2(c *float32, x0 *float32)
+func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap84AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap84AVX2 runs a float32 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap85AVX2 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+// ocannlMap85AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
 //
 //go:noescape
-func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap85AVX2(c *float32)
 
-// ocannlMap86AVX2 runs a float32 pointwise kernel over 128 elements: c = exp(sub(x0,x1)).
+// ocannlMap86AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap87AVX2 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
+// ocannlMap87AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap88AVX2 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
+// ocannlMap88AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
 func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap89AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
+// ocannlMap89AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap89AVX2(c *float32, x0 *float32)
 
-// ocannlMap90AVX2 runs a float32 pointwise kernel over 256 elements: c = sub(x0,x1).
+// ocannlMap90AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 4096 elements: c = exp(x0).
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
 //
 //go:noescape
 func ocannlMap91AVX2(c *float32, x0 *float32)
 
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap92AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap92AVX2(c *float32, x0 *float32)
+func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap93AVX2 runs a float32 pointwise kernel over 384 elements: c = mul(x0,x1).
+// ocannlMap93AVX2 runs a float32 pointwise kernel over 384 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap94AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),x2).
+// ocannlMap94AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap94AVX2(c *float32, x0 *float32)
 
-// ocannlMap95AVX2 runs a float32 pointwise kernel over 1536 elements: c = add(x0,x1).
+// ocannlMap95AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
 //
 //go:noescape
 func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap96AVX2 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+// ocannlMap96AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap96AVX2(c *float32, x0 *float32)
 
-// ocannlMap97AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap97AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap98AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap98AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
 func ocannlMap98AVX2(c *float32, x0 *float32)
 
-// ocannlMap99AVX2 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
+// ocannlMap99AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap100AVX2 runs a float32 pointwise kernel over 1024 elements: c = 256.
+// ocannlMap100AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
 //
 //go:noescape
 func ocannlMap100AVX2(c *float32)
 
-// ocannlMap101AVX2 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap101AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap102AVX2 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+// ocannlMap102AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(add(where(x0,x1,0),0),x2),0).
 //
 //go:noescape
-func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap103AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap103AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
 //
 //go:noescape
-func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap103AVX2(c *float32, x0 *float32)
 
-// ocannlMap104AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+// ocannlMap104AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
 //
 //go:noescape
-func ocannlMap104AVX2(c *float32, x0 *float32)
+func ocannlMap104AVX2(c *float32)
 
-// ocannlMap105AVX2 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+// ocannlMap105AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
 //
 //go:noescape
-func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap105AVX2(c *float32)
 
-// ocannlMap106AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+// ocannlMap106AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap106AVX2(c *float32, x0 *float32)
+func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap107AVX2 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+// ocannlMap107AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap107AVX2(c *float32, x0 *float32)
+func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap108AVX2 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
+// ocannlMap108AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap109AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap109AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap109AVX2(c *float32, x0 *float32)
+func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap110AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
+// ocannlMap110AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap111AVX2 runs a float32 pointwise kernel over 6144 elements: c += x0.
+// ocannlMap111AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap111AVX2(c *float32, x0 *float32)
+func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap112AVX2 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+// ocannlMap112AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap113AVX2 runs a float32 pointwise kernel over 128 elements: c += x0.
+// ocannlMap113AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap113AVX2(c *float32, x0 *float32)
+func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap114AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+// ocannlMap114AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
 //
 //go:noescape
-func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap115AVX2 runs a float32 pointwise kernel over 6144 elements: c = 128.
+// ocannlMap115AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
 //
 //go:noescape
-func ocannlMap115AVX2(c *float32)
+func ocannlMap115AVX2(c *float32, x0 *float32)
 
-// ocannlMap116AVX2 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap116AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap117AVX2 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
+// ocannlMap117AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap118AVX2 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
+// ocannlMap118AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap118AVX2(c *float32, x0 *float32)
 
-// ocannlMap119AVX2 runs a float32 pointwise kernel over 384 elements: c += x0.
+// ocannlMap119AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap119AVX2(c *float32, x0 *float32)
 
-// ocannlMap120AVX2 runs a float32 pointwise kernel over 105 elements: c = 0.
+// ocannlMap120AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap120AVX2(c *float32)
+func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap121AVX2 runs a float32 pointwise kernel over 210 elements: c = 0.
+// ocannlMap121AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap121AVX2(c *float32)
+func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap122AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap122AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap123AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap123AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap124AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap124AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
 //
 //go:noescape
-func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap124AVX2(c *float32, x0 *float32)
 
-// ocannlMap125AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap125AVX2 runs a float32 pointwise kernel over 64 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap126AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap126AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap126AVX2(c *float32, x0 *float32)
 
-// ocannlMap127AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap127AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
 //
 //go:noescape
-func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap127AVX2(c *float32)
 
-// ocannlMap128AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap128AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
 //
 //go:noescape
-func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap128AVX2(c *float32)
 
-// ocannlMap129AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap129AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap129AVX2(c *float32)
 
-// ocannlMap130AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,add(x1,x2))).
+// ocannlMap130AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap130AVX2(c *float32)
 
-// ocannlMap131AVX2 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+// ocannlMap131AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap131AVX2(c *float32, x0 *float32)
+func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap132AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap132AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
 //
 //go:noescape
-func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap132AVX2(c *float32)
 
-// ocannlMap133AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap133AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
 //
 //go:noescape
-func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap133AVX2(c *float32)
 
-// ocannlMap134AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap134AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap134AVX2(c *float32, x0 *float32)
+func ocannlMap134AVX2(c *float32)
 
-// ocannlMap135AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap135AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap135AVX2(c *float32, x0 *float32)
+func ocannlMap135AVX2(c *float32)
 
-// ocannlMap136AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap136AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
 //
 //go:noescape
-func ocannlMap136AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap136AVX2(c *float32)
 
-// ocannlMap137AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap137AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
 //
 //go:noescape
-func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap137AVX2(c *float32)
 
-// ocannlMap138AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap138AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
-func ocannlMap138AVX2(c *float32, x0 *float32)
+func ocannlMap138AVX2(c *float32)
 
-// ocannlMap139AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,add(x1,x2)).
+// ocannlMap139AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap139AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap140AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap141AVX2 runs a float32 pointwise kernel over 32 elements: c = add(add(x0,x1),add(x2,x3)).
-//
-//go:noescape
-func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-
-// ocannlMap142AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
-//
-//go:noescape
-func ocannlMap142AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap143AVX2 runs a float32 pointwise kernel over 64 elements: c = add(add(x0,x1),add(x2,x3)).
-//
-//go:noescape
-func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-
-// ocannlMap144AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,add(x1,x2)).
-//
-//go:noescape
-func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap145AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap145AVX2(c *float32, x0 *float32)
-
-// ocannlMap146AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap146AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap147AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap147AVX2(c *float32, x0 *float32)
-
-// ocannlMap148AVX2 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap148AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap149AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap149AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap150AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
-//
-//go:noescape
-func ocannlMap150AVX2(c *float32, x0 *float32)
-
-// ocannlMap151AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap151AVX2(c *float32, x0 *float32)
-
-// ocannlMap152AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
-//
-//go:noescape
-func ocannlMap152AVX2(c *float32, x0 *float32)
-
-// ocannlMap153AVX2 runs a float32 pointwise kernel over 704 elements: c = 0.
-//
-//go:noescape
-func ocannlMap153AVX2(c *float32)
-
-// ocannlMap154AVX2 runs a float32 pointwise kernel over 1408 elements: c = 0.
-//
-//go:noescape
-func ocannlMap154AVX2(c *float32)
-
-// ocannlMap155AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
-//
-//go:noescape
-func ocannlMap155AVX2(c *float32)
-
-// ocannlMap156AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
-//
-//go:noescape
-func ocannlMap156AVX2(c *float32)
-
-// ocannlMap157AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap157AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap158AVX2 runs a float32 pointwise kernel over 608 elements: c = 0.
-//
-//go:noescape
-func ocannlMap158AVX2(c *float32)
-
-// ocannlMap159AVX2 runs a float32 pointwise kernel over 1216 elements: c = 0.
-//
-//go:noescape
-func ocannlMap159AVX2(c *float32)
-
-// ocannlMap160AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap160AVX2(c *float32)
-
-// ocannlMap161AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
-//
-//go:noescape
-func ocannlMap161AVX2(c *float32)
-
-// ocannlMap162AVX2 runs a float32 pointwise kernel over 560 elements: c = 0.
-//
-//go:noescape
-func ocannlMap162AVX2(c *float32)
-
-// ocannlMap163AVX2 runs a float32 pointwise kernel over 1120 elements: c = 0.
-//
-//go:noescape
-func ocannlMap163AVX2(c *float32)
-
-// ocannlMap164AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap164AVX2(c *float32)
-
-// ocannlMap165AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
-//
-//go:noescape
-func ocannlMap165AVX2(c *float32)
+func ocannlMap139AVX2(c *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 4 elements.
 //
@@ -2671,210 +2421,220 @@ func ocannlReduce9AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
 //
 //go:noescape
 func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
+// ocannlReduce18AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce18AVX2(c *float32, x0 *float32)
 
-// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
+// ocannlReduce19AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce20AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
+// ocannlReduce20AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce20AVX2(c *float32, x0 *float32)
+func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce21AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
+// ocannlReduce21AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float32, x0 *float32)
 
-// ocannlReduce22AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
+// ocannlReduce22AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce22AVX2(c *float32, x0 *float32)
 
-// ocannlReduce23AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
+// ocannlReduce23AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce23AVX2(c *float32, x0 *float32)
+func ocannlReduce23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce24AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
+// ocannlReduce24AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce24AVX2(c *float32, x0 *float32)
 
-// ocannlReduce25AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce25AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce25AVX2(c *float32, x0 *float32)
+func ocannlReduce25AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce26AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
+// ocannlReduce26AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce26AVX2(c *float32, x0 *float32)
 
-// ocannlReduce27AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+// ocannlReduce27AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce27AVX2(c *float32, x0 *float32)
 
-// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce28AVX2(c *float32, x0 *float32)
 
-// ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+// ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce29AVX2(c *float32, x0 *float32)
 
-// ocannlReduce30AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
+// ocannlReduce30AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce30AVX2(c *float32, x0 *float32)
 
-// ocannlReduce31AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+// ocannlReduce31AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce31AVX2(c *float32, x0 *float32)
 
-// ocannlReduce32AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
+// ocannlReduce32AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce32AVX2(c *float32, x0 *float32)
 
-// ocannlReduce33AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+// ocannlReduce33AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce33AVX2(c *float32, x0 *float32)
 
-// ocannlReduce34AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce34AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce34AVX2(c *float32, x0 *float32)
+func ocannlReduce34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce35AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce35AVX2(c *float32, x0 *float32)
 
-// ocannlReduce36AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce36AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce36AVX2(c *float32, x0 *float32)
 
-// ocannlReduce37AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce37AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float32, x0 *float32)
+func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce38AVX2(c *float32, x0 *float32)
+func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce39AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce39AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce39AVX2(c *float32, x0 *float32)
 
-// ocannlReduce40AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce40AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
 //
 //go:noescape
 func ocannlReduce40AVX2(c *float32, x0 *float32)
 
-// ocannlReduce41AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+// ocannlReduce42AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce42AVX2(c *float32, x0 *float32)
 
-// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce43AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce43AVX2(c *float32, x0 *float32)
+func ocannlReduce43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce44AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+// ocannlReduce44AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float32, x0 *float32)
 
-// ocannlReduce45AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+// ocannlReduce45AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float32, x0 *float32)
 
-// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce46AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
 
-// ocannlReduce47AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce47AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce47AVX2(c *float32, x0 *float32)
 
-// ocannlReduce48AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+// ocannlReduce48AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce48AVX2(c *float32, x0 *float32)
 
-// ocannlReduce49AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce49AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce49AVX2(c *float32, x0 *float32)
 
-// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+// ocannlReduce50AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce50AVX2(c *float32, x0 *float32)
+func ocannlReduce50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce51AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+// ocannlReduce51AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce51AVX2(c *float32, x0 *float32)
+
+// ocannlReduce52AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce52AVX2(c *float32, x0 *float32)
+
+// ocannlReduce53AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce53AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

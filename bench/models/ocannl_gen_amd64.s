@@ -21632,133 +21632,25 @@ TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000c80, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000640, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000040, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000320, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000320, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000040, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
 	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21780,56 +21672,36 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	ADDQ         $+16, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32)
+// func ocannlMap15AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -21844,9 +21716,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21876,9 +21748,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21903,9 +21775,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32)
+// func ocannlMap18AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -21920,9 +21792,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32)
+// func ocannlMap19AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -21943,9 +21815,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32)
+// func ocannlMap20AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -21966,9 +21838,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32)
+// func ocannlMap21AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -21985,9 +21857,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32)
+// func ocannlMap22AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -22003,9 +21875,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22051,9 +21923,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22089,9 +21961,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22116,9 +21988,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22139,9 +22011,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22161,9 +22033,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22177,45 +22049,45 @@ row1:
 	VBROADCASTSS (DX), Z0
 	VMOVUPS.Z    (CX), K1, Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap34AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap34AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -22228,123 +22100,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22367,9 +22239,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22390,9 +22262,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -22411,9 +22283,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22439,30 +22311,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap40AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -22481,9 +22332,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -22501,9 +22352,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22539,9 +22390,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22569,9 +22420,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22602,51 +22453,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+16(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VDIVPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	VBROADCASTSS ocannlConst32<>+20(SB), Z0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -22664,9 +22473,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22688,9 +22497,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22713,9 +22522,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -22724,45 +22533,45 @@ TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap41AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap41AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap41AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap41AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -22774,123 +22583,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap41AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap41AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap41AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap41AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap41AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap41AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap41AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap41AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap41AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap41AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap41AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22917,9 +22726,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22946,9 +22755,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22979,48 +22788,22 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000400, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000500, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -23028,99 +22811,36 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000500, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000500, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, BX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX512(c *float32)
+// func ocannlMap47AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -23135,9 +22855,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23167,9 +22887,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23196,9 +22916,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23222,9 +22942,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23242,9 +22962,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23272,9 +22992,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX512(c *float32, x0 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23294,59 +23014,69 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000002, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, BX
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX512(c *float32, x0 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23370,9 +23100,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23397,9 +23127,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23423,9 +23153,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23446,9 +23176,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23470,9 +23200,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX512(c *float32)
+// func ocannlMap61AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -23487,9 +23217,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23519,9 +23249,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23542,9 +23272,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32)
+// func ocannlMap64AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23561,9 +23291,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23584,9 +23314,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX512(c *float32, x0 *float32)
+// func ocannlMap66AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23605,9 +23335,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23627,30 +23357,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX512(c *float32, x0 *float32)
+// func ocannlMap68AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000180, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap82AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23669,9 +23378,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX512(c *float32, x0 *float32)
+// func ocannlMap69AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -23689,9 +23398,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap70AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23719,9 +23428,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23754,9 +23463,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23768,45 +23477,45 @@ TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Z1
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap86AVX512Consts<>+0(SB), Z2
+	VBROADCASTSS ocannlMap72AVX512Consts<>+0(SB), Z2
 	VMAXPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap86AVX512Consts<>+32(SB), Z2
+	VBROADCASTSS ocannlMap72AVX512Consts<>+32(SB), Z2
 	VMINPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap86AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap72AVX512Consts<>+64(SB), Z2
 	VMULPS       Z2, Z1, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VBROADCASTSS ocannlMap86AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap72AVX512Consts<>+96(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap86AVX512Consts<>+128(SB), Z3
+	VBROADCASTSS ocannlMap72AVX512Consts<>+128(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap86AVX512Consts<>+160(SB), Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+192(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+160(SB), Z3
+	VBROADCASTSS ocannlMap72AVX512Consts<>+192(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+224(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+224(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+256(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+256(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+288(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+288(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+320(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+320(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+320(SB), Z1
+	VBROADCASTSS ocannlMap72AVX512Consts<>+320(SB), Z1
 	VMULPS       Z1, Z2, Z1
 	VRNDSCALEPS  $0x01, Z1, Z1
 	VSUBPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap86AVX512Consts<>+384(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+384(SB), Z4
 	VADDPS       Z4, Z1, Z1
-	VBROADCASTSS ocannlMap86AVX512Consts<>+416(SB), Z4
+	VBROADCASTSS ocannlMap72AVX512Consts<>+416(SB), Z4
 	VPADDD       Z4, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z3, Z3
-	VBROADCASTSS ocannlMap86AVX512Consts<>+384(SB), Z1
+	VBROADCASTSS ocannlMap72AVX512Consts<>+384(SB), Z1
 	VADDPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap86AVX512Consts<>+416(SB), Z1
+	VBROADCASTSS ocannlMap72AVX512Consts<>+416(SB), Z1
 	VPADDD       Z1, Z2, Z2
 	VPSLLD       $0x17, Z2, Z2
 	VMULPS       Z2, Z3, Z3
@@ -23818,123 +23527,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap86AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap86AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap86AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap86AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap86AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap86AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap86AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap86AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap86AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap86AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap86AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap72AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap72AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap72AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap72AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap72AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap72AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap72AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap72AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap72AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap72AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap72AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23960,9 +23669,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap89AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23987,9 +23696,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24009,9 +23718,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX512(c *float32, x0 *float32)
+// func ocannlMap77AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24020,45 +23729,45 @@ TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap91AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap91AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap91AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap77AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap91AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap91AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap91AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap77AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap91AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap91AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap91AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap91AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -24070,123 +23779,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap91AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap91AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap91AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap91AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap91AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap91AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap91AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap91AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap91AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap91AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap91AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap77AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap77AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap77AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap77AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap77AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap77AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap77AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap77AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap77AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap77AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap77AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24207,9 +23916,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24233,9 +23942,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap81AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap95AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24256,9 +23965,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24280,53 +23989,33 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX512(c *float32, x0 *float32)
+// func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000010, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000010, CX
 
 e1:
-	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX512(c *float32)
+// func ocannlMap85AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -24341,9 +24030,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap86AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24370,9 +24059,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24393,9 +24082,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24419,9 +24108,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX512(c *float32, x0 *float32)
+// func ocannlMap89AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap89AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24439,9 +24128,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24463,9 +24152,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX512(c *float32, x0 *float32)
+// func ocannlMap91AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24485,53 +24174,57 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX512(c *float32, x0 *float32)
+// func ocannlMap92AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000018, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap92AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000180, BX
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000018, CX
 
 e1:
-	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX512(c *float32, x0 *float32)
+// func ocannlMap93AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap93AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000018, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap94AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap94AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24549,9 +24242,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap111AVX512(c *float32, x0 *float32)
+// func ocannlMap96AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap96AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24570,9 +24263,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap97AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap97AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24599,9 +24292,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX512(c *float32, x0 *float32)
+// func ocannlMap98AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap98AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24625,9 +24318,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap99AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap99AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24649,9 +24342,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX512(c *float32)
+// func ocannlMap100AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap100AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -24666,9 +24359,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap101AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap101AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24703,26 +24396,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap102AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (BX), Z1
 	MOVQ         $0x00000006, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS   (CX), Z1
-	VMOVUPS   (DX), Z3
-	VCMPPS    $0x04, Z0, Z1, K1
-	VBLENDMPS Z3, Z0, K1, Z2
-	VADDPS    Z0, Z2, Z1
-	VMOVUPS   Z1, (AX)
+	VMOVUPS   (CX), Z3
+	VMOVUPS   (DX), Z4
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z4, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z3
+	VDIVPS    Z1, Z3, Z3
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z3, (AX)
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
 	ADDQ      $+64, DX
@@ -24734,32 +24431,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap103AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (DX), Z1
-	MOVQ         $0x00000300, DX
-
-e1:
-	VMOVUPS (CX), Z2
-	VDIVPS  Z1, Z2, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap119AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap119AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap103AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -24778,9 +24452,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX512(c *float32)
+// func ocannlMap104AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -24803,9 +24477,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX512(c *float32)
+// func ocannlMap105AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -24828,9 +24502,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24855,9 +24529,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24887,9 +24561,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24919,9 +24593,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24961,9 +24635,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -24998,9 +24672,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap111AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25030,9 +24704,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap112AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25072,9 +24746,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25109,9 +24783,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25146,9 +24820,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX512(c *float32, x0 *float32)
+// func ocannlMap115AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25167,9 +24841,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25191,9 +24865,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25216,9 +24890,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX512(c *float32, x0 *float32)
+// func ocannlMap118AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap118AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25227,45 +24901,45 @@ TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap134AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap118AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap134AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap118AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap134AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap118AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap134AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap118AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap134AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap118AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap134AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap118AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap118AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap134AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap134AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap118AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap134AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap118AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap134AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap118AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -25277,123 +24951,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap134AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap134AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap134AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap134AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap134AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap134AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap134AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap134AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap134AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap134AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap134AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap118AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap118AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap118AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap118AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap118AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap118AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap118AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap118AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap118AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap118AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap118AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap136AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25420,43 +25094,22 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap121AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00001000, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap138AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000014, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -25464,307 +25117,36 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap122AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, SI
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+1984, AX
-	ADDQ    $+2176, CX
-	ADDQ    $+1984, DX
-	ADDQ    $-64, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap140AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, BX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
 
 row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap141AVX512(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, DI
-
-row1:
-	MOVQ $0x00000002, R8
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS (BX), Z1
-	VMOVUPS (SI), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-128, DX
-	ADDQ    $-128, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap142AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, SI
-
-row1:
-	MOVQ $0x00000002, DI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1920, AX
-	ADDQ    $+2304, CX
-	ADDQ    $+1920, DX
-	ADDQ    $-128, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap143AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap143AVX512(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, DI
-
-row1:
-	MOVQ $0x00000004, R8
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS (BX), Z1
-	VMOVUPS (SI), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-256, DX
-	ADDQ    $-256, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap144AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap144AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000008, SI
-
-row1:
-	MOVQ $0x00000004, DI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMOVUPS (BX), Z2
-	VADDPS  Z2, Z1, Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1792, AX
-	ADDQ    $+2560, CX
-	ADDQ    $+1792, DX
-	ADDQ    $-256, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap145AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap145AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000014, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap146AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap146AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap147AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap147AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
 	VMOVUPS      Z1, K1, (AX)
 	ADDQ         $+40, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+40, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap148AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap148AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000014, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap149AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap149AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25794,9 +25176,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap150AVX512(c *float32, x0 *float32)
+// func ocannlMap124AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap150AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap124AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25816,30 +25198,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap151AVX512(c *float32, x0 *float32)
+// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap151AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000000ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000040, BX
 
 row1:
-	VMOVUPS.Z (CX), K1, Z1
-	VADDPS    Z0, Z1, Z1
-	VMOVUPS   Z1, K1, (AX)
-	ADDQ      $+256, AX
-	DECQ      DX
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $-256, DX
+	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap152AVX512(c *float32, x0 *float32)
+// func ocannlMap126AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap152AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -25858,9 +25252,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap153AVX512(c *float32)
+// func ocannlMap127AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap153AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25874,9 +25268,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap154AVX512(c *float32)
+// func ocannlMap128AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap154AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25890,9 +25284,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap155AVX512(c *float32)
+// func ocannlMap129AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap155AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25912,9 +25306,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap156AVX512(c *float32)
+// func ocannlMap130AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap156AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25934,9 +25328,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap131AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap157AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -25961,9 +25355,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap158AVX512(c *float32)
+// func ocannlMap132AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap158AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25977,9 +25371,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap159AVX512(c *float32)
+// func ocannlMap133AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap159AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -25993,9 +25387,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap160AVX512(c *float32)
+// func ocannlMap134AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap160AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26015,9 +25409,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap161AVX512(c *float32)
+// func ocannlMap135AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap161AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26037,9 +25431,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap162AVX512(c *float32)
+// func ocannlMap136AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap162AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26053,9 +25447,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap163AVX512(c *float32)
+// func ocannlMap137AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap163AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap137AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26069,9 +25463,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap164AVX512(c *float32)
+// func ocannlMap138AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap164AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap138AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26086,9 +25480,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap165AVX512(c *float32)
+// func ocannlMap139AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap165AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap139AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -26510,6 +25904,40 @@ row1:
 TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
 	MOVL         $0x000003ff, DX
 	KMOVW        DX, K1
@@ -26554,9 +25982,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26585,9 +26013,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26628,9 +26056,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26659,9 +26087,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26727,9 +26155,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26749,9 +26177,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26774,9 +26202,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26820,9 +26248,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26852,9 +26280,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26882,9 +26310,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// func ocannlReduce22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26915,9 +26343,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -26957,9 +26385,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX512(c *float32, x0 *float32)
+// func ocannlReduce24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -26988,9 +26416,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce25AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27056,9 +26484,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX512(c *float32, x0 *float32)
+// func ocannlReduce26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27081,9 +26509,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX512(c *float32, x0 *float32)
+// func ocannlReduce27AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27131,9 +26559,75 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX512(c *float32, x0 *float32)
+// func ocannlReduce28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (CX), Z1
+	VMULPS  Z1, Z0, Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS 64(CX), Z2
+	VMULPS  Z2, Z1, Z1
+	VMOVUPS 128(CX), Z2
+	VMOVUPS 128(CX), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS 192(CX), Z3
+	VMOVUPS 192(CX), Z4
+	VMULPS  Z4, Z3, Z3
+	ADDQ    $+256, CX
+	MOVQ    $0x00000005, BX
+
+grp2:
+	VMOVUPS      (CX), Z4
+	VMOVUPS      (CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS      192(CX), Z4
+	VMOVUPS      192(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z3, Z3
+	ADDQ         $+256, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1536, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1536, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
@@ -27229,9 +26723,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX512(c *float32, x0 *float32)
+// func ocannlReduce30AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27274,9 +26768,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX512(c *float32, x0 *float32)
+// func ocannlReduce31AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
@@ -27377,9 +26871,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX512(c *float32, x0 *float32)
+// func ocannlReduce32AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27427,9 +26921,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX512(c *float32, x0 *float32)
+// func ocannlReduce33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27477,9 +26971,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27637,9 +27131,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX512(c *float32, x0 *float32)
+// func ocannlReduce35AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27675,9 +27169,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX512(c *float32, x0 *float32)
+// func ocannlReduce36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27713,9 +27207,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27812,9 +27306,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -27861,9 +27355,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX512(c *float32, x0 *float32)
+// func ocannlReduce39AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27911,9 +27405,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX512(c *float32, x0 *float32)
+// func ocannlReduce40AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -27949,9 +27443,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28043,9 +27537,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX512(c *float32, x0 *float32)
+// func ocannlReduce42AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28088,9 +27582,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce43AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28243,9 +27737,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX512(c *float32, x0 *float32)
+// func ocannlReduce44AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28281,9 +27775,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX512(c *float32, x0 *float32)
+// func ocannlReduce45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28314,9 +27808,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX512(c *float32, x0 *float32)
+// func ocannlReduce46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
@@ -28363,9 +27857,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX512(c *float32, x0 *float32)
+// func ocannlReduce47AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28394,9 +27888,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX512(c *float32, x0 *float32)
+// func ocannlReduce48AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28437,9 +27931,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX512(c *float32, x0 *float32)
+// func ocannlReduce49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28468,9 +27962,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce50AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -28536,9 +28030,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX512(c *float32, x0 *float32)
+// func ocannlReduce51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28558,9 +28052,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX512(c *float32, x0 *float32)
+// func ocannlReduce52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -28583,9 +28077,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX512(c *float32, x0 *float32)
+// func ocannlReduce53AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -47664,138 +47158,25 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000c80, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000c80, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000320, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000640, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000080, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
 	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -47817,55 +47198,35 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+16(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+16, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	VMOVUPS      ocannlMask32<>+16(SB), Y0
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y1
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	ADDQ         $+16, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32)
+// func ocannlMap15AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -47880,9 +47241,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -47911,9 +47272,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -47938,9 +47299,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32)
+// func ocannlMap18AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -47955,9 +47316,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32)
+// func ocannlMap19AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -47978,9 +47339,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32)
+// func ocannlMap20AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -48001,9 +47362,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32)
+// func ocannlMap21AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -48019,9 +47380,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -48042,9 +47403,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48089,9 +47450,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48129,9 +47490,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48156,9 +47517,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48179,9 +47540,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48201,9 +47562,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48215,31 +47576,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap34AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap34AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap34AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap34AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap34AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap34AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap28AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap34AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap34AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -48251,123 +47612,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap34AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap34AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap34AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap34AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap34AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap34AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap34AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap34AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap34AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap34AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap34AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap34AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap34AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap34AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap34AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48388,9 +47749,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48411,9 +47772,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -48432,9 +47793,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48460,30 +47821,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap40AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -48502,9 +47842,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -48522,9 +47862,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48560,9 +47900,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48590,9 +47930,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48623,51 +47963,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+16(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VDIVPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -48685,9 +47983,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48716,9 +48014,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48745,9 +48043,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -48756,31 +48054,31 @@ TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap41AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap41AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap41AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap41AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap41AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap41AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap41AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap41AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap41AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap41AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap41AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -48791,123 +48089,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap41AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap41AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap41AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap41AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap41AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap41AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap41AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap41AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap41AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap41AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap41AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap41AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap41AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap41AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap41AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap41AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48941,9 +48239,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -48970,9 +48268,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49003,48 +48301,22 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000a00, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -49052,101 +48324,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000a00, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000a00, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, BX
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap60AVX2(c *float32)
+// func ocannlMap47AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49161,9 +48374,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49203,9 +48416,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49232,9 +48445,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49258,9 +48471,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap64AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49278,9 +48491,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49308,9 +48521,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap66AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49330,59 +48543,69 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap67AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000004, SI
+
+e2:
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap69AVX2(c *float32, x0 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49406,9 +48629,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49433,9 +48656,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49457,9 +48680,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49478,9 +48701,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap60AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49502,9 +48725,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32)
+// func ocannlMap61AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -49519,9 +48742,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49551,9 +48774,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap63AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49574,9 +48797,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32)
+// func ocannlMap64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49593,9 +48816,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap78AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49616,9 +48839,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap79AVX2(c *float32, x0 *float32)
+// func ocannlMap66AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49637,9 +48860,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49659,30 +48882,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap81AVX2(c *float32, x0 *float32)
+// func ocannlMap68AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000300, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap82AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49701,9 +48903,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap83AVX2(c *float32, x0 *float32)
+// func ocannlMap69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49721,9 +48923,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap70AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49751,9 +48953,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49786,9 +48988,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap72AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49800,31 +49002,31 @@ TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap86AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap72AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap86AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap72AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap86AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap72AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap86AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap86AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap86AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap86AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap86AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap72AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap72AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap72AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap72AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap72AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap86AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap86AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap72AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap72AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap86AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap86AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap72AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap72AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -49835,123 +49037,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap86AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap86AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap86AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap86AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap86AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap86AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap86AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap86AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap86AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap86AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap86AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap86AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap86AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap86AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap86AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap86AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap72AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap72AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap72AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap72AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap72AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap72AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap72AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap72AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap72AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap72AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap72AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap72AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap72AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap72AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap72AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap72AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49977,9 +49179,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap74AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49994,320 +49196,320 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap88AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap88AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap88AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap88AVX2Consts<>+128(SB), Y5, Y5
+	VMULPD       ocannlMap74AVX2Consts<>+0(SB), Y2, Y3
+	VANDPD       ocannlMap74AVX2Consts<>+32(SB), Y3, Y3
+	VMOVUPD      ocannlMap74AVX2Consts<>+64(SB), Y4
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+96(SB), Y3, Y5
+	VANDPD       ocannlMap74AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap88AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+160(SB), Y3, Y5
+	VANDPD       ocannlMap74AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap88AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD       ocannlMap74AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap88AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+96(SB), Y3, Y5
+	VSUBPD       ocannlMap74AVX2Consts<>+224(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap88AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap74AVX2Consts<>+224(SB), Y8
 	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+256(SB), Y4, Y7
+	VPERMPS      ocannlMap74AVX2Consts<>+256(SB), Y4, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+288(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+288(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+320(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+320(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+352(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+352(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+384(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+384(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+416(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+416(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+448(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+448(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+480(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+480(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+512(SB), Y4, Y8
+	VPERMPS      ocannlMap74AVX2Consts<>+512(SB), Y4, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+544(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+544(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+576(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+576(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+608(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+608(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+640(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+640(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+672(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+672(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+704(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+704(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap88AVX2Consts<>+736(SB), Y4, Y5
+	VPERMPS      ocannlMap74AVX2Consts<>+736(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap88AVX2Consts<>+224(SB), Y8, Y8
+	VADDPD       ocannlMap74AVX2Consts<>+224(SB), Y8, Y8
 	VDIVPD       Y8, Y7, Y7
 	VMULPD       Y3, Y7, Y4
 	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap88AVX2Consts<>+768(SB), Y3, Y8
+	VMULPD       ocannlMap74AVX2Consts<>+768(SB), Y3, Y8
 	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+800(SB), Y3, Y5
+	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+800(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap88AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap88AVX2Consts<>+864(SB), Y3, Y6
+	VMULPD       ocannlMap74AVX2Consts<>+832(SB), Y3, Y8
+	VMULPD       ocannlMap74AVX2Consts<>+864(SB), Y3, Y6
 	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap88AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+928(SB), Y3, Y5
+	VMULPD       ocannlMap74AVX2Consts<>+896(SB), Y8, Y8
+	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+928(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap88AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+96(SB), Y3, Y5
+	VADDPD       ocannlMap74AVX2Consts<>+960(SB), Y7, Y8
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap88AVX2Consts<>+992(SB), Y3, Y5
+	VANDPD       ocannlMap74AVX2Consts<>+992(SB), Y3, Y5
 	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap88AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap88AVX2Consts<>+1056(SB), Y8, Y8
+	VXORPD       ocannlMap74AVX2Consts<>+1024(SB), Y8, Y8
+	VSUBPD       ocannlMap74AVX2Consts<>+1056(SB), Y8, Y8
 	VSUBPD       Y3, Y5, Y6
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y5, Y6, Y6
 	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap88AVX2Consts<>+1088(SB), Y8, Y5
+	VMULPD       ocannlMap74AVX2Consts<>+1088(SB), Y8, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap88AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap74AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap88AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap88AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap88AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y7, Y8
+	VFNMADD231PD ocannlMap74AVX2Consts<>+1152(SB), Y5, Y7
+	VMULPD       ocannlMap74AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap74AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1248(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1280(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1312(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1344(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1376(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1408(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap88AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y8
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y8, Y7
+	VADDPD       ocannlMap74AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap74AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap88AVX2Consts<>+1088(SB), Y6, Y5
+	VMULPD       ocannlMap74AVX2Consts<>+1088(SB), Y6, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap88AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap74AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap88AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap88AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap88AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap74AVX2Consts<>+1152(SB), Y5, Y8
+	VMULPD       ocannlMap74AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap74AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap88AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap88AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap74AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap74AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y8, Y8
 	VMULPD       Y8, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap88AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap74AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap88AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap88AVX2Consts<>+1024(SB), Y2, Y8
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+1536(SB), Y3, Y5
+	VBLENDVPD    Y5, ocannlMap74AVX2Consts<>+224(SB), Y4, Y4
+	VANDPD       ocannlMap74AVX2Consts<>+1024(SB), Y2, Y8
 	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap88AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap88AVX2Consts<>+1408(SB), Y2, Y3
+	VADDPD       ocannlMap74AVX2Consts<>+224(SB), Y4, Y4
+	VMULPD       ocannlMap74AVX2Consts<>+1408(SB), Y2, Y3
 	VMULPD       Y4, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap88AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap88AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap88AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap88AVX2Consts<>+128(SB), Y4, Y4
+	VMULPD       ocannlMap74AVX2Consts<>+0(SB), Y0, Y2
+	VANDPD       ocannlMap74AVX2Consts<>+32(SB), Y2, Y2
+	VMOVUPD      ocannlMap74AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap74AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap88AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap74AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap88AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap74AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap88AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap74AVX2Consts<>+224(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap88AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap74AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap88AVX2Consts<>+256(SB), Y3, Y6
+	VPERMPS      ocannlMap74AVX2Consts<>+256(SB), Y3, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap88AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap74AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap88AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap74AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap74AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y2, Y6, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap88AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap74AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap88AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap88AVX2Consts<>+864(SB), Y2, Y5
+	VMULPD       ocannlMap74AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap74AVX2Consts<>+864(SB), Y2, Y5
 	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap88AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap88AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap74AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap74AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap88AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap74AVX2Consts<>+960(SB), Y6, Y7
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap88AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap74AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap88AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap88AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap74AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap74AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y5
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap88AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap74AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap88AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap74AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap88AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap88AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap88AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y6, Y7
+	VFNMADD231PD ocannlMap74AVX2Consts<>+1152(SB), Y4, Y6
+	VMULPD       ocannlMap74AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap74AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1248(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1280(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1312(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1344(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1376(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1408(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap88AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap88AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y6, Y7
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y7, Y6
+	VADDPD       ocannlMap74AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap74AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap88AVX2Consts<>+1088(SB), Y5, Y4
+	VMULPD       ocannlMap74AVX2Consts<>+1088(SB), Y5, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap88AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap74AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap88AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap88AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap88AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap74AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap74AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap74AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap88AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap88AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap88AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap74AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap74AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap74AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap74AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y6, Y6
 	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap88AVX2Consts<>+224(SB), Y5
+	VMOVUPD      ocannlMap74AVX2Consts<>+224(SB), Y5
 	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap88AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap88AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap88AVX2Consts<>+1024(SB), Y0, Y7
+	VCMPPD       $0x0d, ocannlMap74AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap74AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap74AVX2Consts<>+1024(SB), Y0, Y7
 	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap88AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap88AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap74AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap74AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VCVTPD2PSY   Y2, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -50320,207 +49522,207 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap88AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap88AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap88AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap88AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap88AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap88AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap88AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap88AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap88AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap88AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap88AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap88AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap88AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap88AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap88AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap88AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap88AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap88AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap88AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap88AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap88AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap88AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap88AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap88AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap88AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap88AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap88AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap88AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap88AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap88AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap88AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap88AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap88AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap88AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap88AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap88AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap88AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap88AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap88AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap88AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap88AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap88AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap88AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap88AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap88AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap88AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap88AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap88AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap88AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap88AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap88AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap88AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap88AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap88AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap88AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap88AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap88AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap88AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap88AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap88AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap88AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap88AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap88AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap88AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap88AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap88AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap88AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap88AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap88AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap88AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap88AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap88AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap88AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap88AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap88AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap88AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap88AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap88AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap88AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap88AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap88AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap88AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap88AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap88AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap88AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap88AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap88AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap88AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap88AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap88AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap88AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap88AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap88AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap88AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap88AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap88AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap88AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap88AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap88AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap88AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap88AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap88AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap88AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap88AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap88AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap88AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap88AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap88AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap88AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap88AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap88AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap88AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap88AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap88AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap88AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap88AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap88AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap88AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap88AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap88AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap88AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap88AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap88AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap88AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap88AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap88AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap88AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap88AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap88AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap88AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap88AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap88AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap88AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap88AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap88AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap88AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap88AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap88AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap88AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap88AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap88AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap88AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap88AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap88AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap88AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap88AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap88AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap88AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap88AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap88AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap88AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap88AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap88AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap88AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap88AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap88AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap88AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap88AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap88AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap88AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap88AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap88AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap88AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap88AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap88AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap88AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap88AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap88AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap74AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap74AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap74AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap74AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap74AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap74AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap74AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap74AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap74AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap74AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap74AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap74AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap74AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap74AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap74AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap74AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap74AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap74AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap74AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap74AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap74AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap74AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap74AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap74AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap74AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap74AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap74AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap74AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap74AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap74AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap74AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap74AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap74AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap74AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap74AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap74AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap74AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap74AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap74AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap74AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap74AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap74AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap74AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap74AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap74AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap74AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap74AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap74AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap74AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap74AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap74AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap74AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap74AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap74AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap74AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap74AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap74AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap74AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap74AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap74AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap74AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap74AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap74AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap74AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap74AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap74AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap74AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap74AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap74AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap74AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap74AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap74AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap74AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap74AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap74AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap74AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap74AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap74AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap74AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap74AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap74AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap74AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap74AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap74AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap74AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap74AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap74AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap74AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap74AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap74AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap74AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap74AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap74AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap74AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap74AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap74AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap74AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap74AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap74AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap74AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap74AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap74AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap74AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap74AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap74AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap74AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap74AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap74AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap74AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap74AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap74AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap74AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap74AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap74AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap74AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap74AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap74AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap74AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap74AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap74AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap74AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap74AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap74AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap74AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap74AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap74AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap74AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap74AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap74AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap74AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap74AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap74AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap74AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap74AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap74AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap74AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap74AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap74AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap74AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap74AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap74AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap74AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap74AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap74AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap74AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap74AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap74AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap74AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap74AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap74AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap74AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap74AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap74AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap74AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap74AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap74AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap74AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap74AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap74AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap74AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap74AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap74AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap74AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap74AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap74AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap74AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap74AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap74AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap74AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap74AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap74AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap74AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap74AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap74AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap74AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap74AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap74AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap74AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap74AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+GLOBL ocannlMap74AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50545,9 +49747,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50567,9 +49769,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap91AVX2(c *float32, x0 *float32)
+// func ocannlMap77AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50578,31 +49780,31 @@ TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap91AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap77AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap91AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap77AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap91AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap77AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap91AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap91AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap91AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap91AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap91AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap77AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap77AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap77AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap77AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap91AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap91AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap91AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap91AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -50613,123 +49815,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap91AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap91AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap91AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap91AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap91AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap91AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap91AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap91AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap91AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap91AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap91AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap91AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap91AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap91AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap91AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap91AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap77AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap77AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap77AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap77AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap77AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap77AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap77AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap77AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap77AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap77AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap77AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap77AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap77AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap77AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap77AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap92AVX2(c *float32, x0 *float32)
+// func ocannlMap78AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50742,83 +49944,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap92AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap92AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap92AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap92AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap92AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap92AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap92AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap92AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap92AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap92AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap92AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap92AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap92AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap92AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap92AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap92AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap92AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap92AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap92AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap92AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap92AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap92AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap92AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap92AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap92AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap92AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap92AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap92AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap92AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap92AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap92AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap92AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap92AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap92AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap92AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap92AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap92AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap92AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap92AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap92AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap92AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap92AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap92AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap92AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap92AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap92AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap92AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap92AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -50830,91 +50032,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap92AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap92AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap92AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap92AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap92AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap92AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap92AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap92AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap92AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap92AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap92AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap92AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap92AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap92AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap92AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap92AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap92AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap92AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap92AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap92AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap92AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap92AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap92AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap92AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap92AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap92AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap92AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap92AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap92AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap92AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap92AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap92AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap92AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap92AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap92AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap92AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap92AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap92AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap92AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap92AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap92AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap92AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap92AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap92AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap92AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap92AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap92AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap92AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap92AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap92AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap92AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap92AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap92AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap92AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap92AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap92AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap92AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap92AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap92AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap92AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap92AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap92AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap92AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap92AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap92AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap92AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap92AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap92AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap92AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap92AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap92AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap92AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap92AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap92AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap92AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap92AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap92AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap92AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap92AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap92AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap92AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap78AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap78AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap78AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap78AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap78AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap78AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap78AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap78AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap78AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap78AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap78AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap78AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap78AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap78AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap78AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap78AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap78AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap78AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap78AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap78AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap78AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50935,9 +50137,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap94AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50961,9 +50163,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap81AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap81AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50984,9 +50186,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap96AVX2(c *float32, x0 *float32)
+// func ocannlMap82AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap82AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50998,320 +50200,320 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap96AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap96AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap96AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap96AVX2Consts<>+128(SB), Y5, Y5
+	VMULPD       ocannlMap82AVX2Consts<>+0(SB), Y2, Y3
+	VANDPD       ocannlMap82AVX2Consts<>+32(SB), Y3, Y3
+	VMOVUPD      ocannlMap82AVX2Consts<>+64(SB), Y4
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+96(SB), Y3, Y5
+	VANDPD       ocannlMap82AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap96AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+160(SB), Y3, Y5
+	VANDPD       ocannlMap82AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap96AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD       ocannlMap82AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap96AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap96AVX2Consts<>+96(SB), Y3, Y5
+	VSUBPD       ocannlMap82AVX2Consts<>+224(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap82AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap96AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap82AVX2Consts<>+224(SB), Y8
 	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+256(SB), Y4, Y7
+	VPERMPS      ocannlMap82AVX2Consts<>+256(SB), Y4, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+288(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+288(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+320(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+320(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+352(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+352(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+384(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+384(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+416(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+416(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+448(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+448(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+480(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+480(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+512(SB), Y4, Y8
+	VPERMPS      ocannlMap82AVX2Consts<>+512(SB), Y4, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+544(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+544(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+576(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+576(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+608(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+608(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+640(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+640(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+672(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+672(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+704(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+704(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap96AVX2Consts<>+736(SB), Y4, Y5
+	VPERMPS      ocannlMap82AVX2Consts<>+736(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap96AVX2Consts<>+224(SB), Y8, Y8
+	VADDPD       ocannlMap82AVX2Consts<>+224(SB), Y8, Y8
 	VDIVPD       Y8, Y7, Y7
 	VMULPD       Y3, Y7, Y4
 	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap96AVX2Consts<>+768(SB), Y3, Y8
+	VMULPD       ocannlMap82AVX2Consts<>+768(SB), Y3, Y8
 	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap96AVX2Consts<>+800(SB), Y3, Y5
+	VCMPPD       $0x01, ocannlMap82AVX2Consts<>+800(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap96AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap96AVX2Consts<>+864(SB), Y3, Y6
+	VMULPD       ocannlMap82AVX2Consts<>+832(SB), Y3, Y8
+	VMULPD       ocannlMap82AVX2Consts<>+864(SB), Y3, Y6
 	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap96AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap96AVX2Consts<>+928(SB), Y3, Y5
+	VMULPD       ocannlMap82AVX2Consts<>+896(SB), Y8, Y8
+	VCMPPD       $0x01, ocannlMap82AVX2Consts<>+928(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap96AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+96(SB), Y3, Y5
+	VADDPD       ocannlMap82AVX2Consts<>+960(SB), Y7, Y8
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap96AVX2Consts<>+992(SB), Y3, Y5
+	VANDPD       ocannlMap82AVX2Consts<>+992(SB), Y3, Y5
 	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap96AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap96AVX2Consts<>+1056(SB), Y8, Y8
+	VXORPD       ocannlMap82AVX2Consts<>+1024(SB), Y8, Y8
+	VSUBPD       ocannlMap82AVX2Consts<>+1056(SB), Y8, Y8
 	VSUBPD       Y3, Y5, Y6
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y5, Y6, Y6
 	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap96AVX2Consts<>+1088(SB), Y8, Y5
+	VMULPD       ocannlMap82AVX2Consts<>+1088(SB), Y8, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap96AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap82AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap96AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap96AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap96AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y7, Y8
+	VFNMADD231PD ocannlMap82AVX2Consts<>+1152(SB), Y5, Y7
+	VMULPD       ocannlMap82AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap82AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1248(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1280(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1312(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1344(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1376(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1408(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap96AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y8
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y8, Y7
+	VADDPD       ocannlMap82AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap82AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap96AVX2Consts<>+1088(SB), Y6, Y5
+	VMULPD       ocannlMap82AVX2Consts<>+1088(SB), Y6, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap96AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap82AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap96AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap96AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap96AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap82AVX2Consts<>+1152(SB), Y5, Y8
+	VMULPD       ocannlMap82AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap82AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap96AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap96AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap82AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap82AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y8, Y8
 	VMULPD       Y8, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap96AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap82AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap96AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap96AVX2Consts<>+1024(SB), Y2, Y8
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+1536(SB), Y3, Y5
+	VBLENDVPD    Y5, ocannlMap82AVX2Consts<>+224(SB), Y4, Y4
+	VANDPD       ocannlMap82AVX2Consts<>+1024(SB), Y2, Y8
 	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap96AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap96AVX2Consts<>+1408(SB), Y2, Y3
+	VADDPD       ocannlMap82AVX2Consts<>+224(SB), Y4, Y4
+	VMULPD       ocannlMap82AVX2Consts<>+1408(SB), Y2, Y3
 	VMULPD       Y4, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap96AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap96AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap96AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap96AVX2Consts<>+128(SB), Y4, Y4
+	VMULPD       ocannlMap82AVX2Consts<>+0(SB), Y0, Y2
+	VANDPD       ocannlMap82AVX2Consts<>+32(SB), Y2, Y2
+	VMOVUPD      ocannlMap82AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap82AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap96AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap82AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap96AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap82AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap96AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap96AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap82AVX2Consts<>+224(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap82AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap96AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap82AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap96AVX2Consts<>+256(SB), Y3, Y6
+	VPERMPS      ocannlMap82AVX2Consts<>+256(SB), Y3, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap96AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap82AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap96AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap82AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap82AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y2, Y6, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap96AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap82AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap96AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap82AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap96AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap96AVX2Consts<>+864(SB), Y2, Y5
+	VMULPD       ocannlMap82AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap82AVX2Consts<>+864(SB), Y2, Y5
 	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap96AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap96AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap82AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap82AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap96AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap82AVX2Consts<>+960(SB), Y6, Y7
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap96AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap82AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap96AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap96AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap82AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap82AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y5
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap96AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap82AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap96AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap82AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap96AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap96AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap96AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y6, Y7
+	VFNMADD231PD ocannlMap82AVX2Consts<>+1152(SB), Y4, Y6
+	VMULPD       ocannlMap82AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap82AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1248(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1280(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1312(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1344(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1376(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1408(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap96AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap96AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y6, Y7
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y7, Y6
+	VADDPD       ocannlMap82AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap82AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap96AVX2Consts<>+1088(SB), Y5, Y4
+	VMULPD       ocannlMap82AVX2Consts<>+1088(SB), Y5, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap96AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap82AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap96AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap96AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap96AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap82AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap82AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap82AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap96AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap96AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap96AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap82AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap82AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap82AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap82AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y6, Y6
 	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap96AVX2Consts<>+224(SB), Y5
+	VMOVUPD      ocannlMap82AVX2Consts<>+224(SB), Y5
 	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap96AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap96AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap96AVX2Consts<>+1024(SB), Y0, Y7
+	VCMPPD       $0x0d, ocannlMap82AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap82AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap82AVX2Consts<>+1024(SB), Y0, Y7
 	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap96AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap96AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap82AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap82AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VCVTPD2PSY   Y2, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -51323,207 +50525,207 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap96AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap96AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap96AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap96AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap96AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap96AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap96AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap96AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap96AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap96AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap96AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap96AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap96AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap96AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap96AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap96AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap96AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap96AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap96AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap96AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap96AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap96AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap96AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap96AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap96AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap96AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap96AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap96AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap96AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap96AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap96AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap96AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap96AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap96AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap96AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap96AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap96AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap96AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap96AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap96AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap96AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap96AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap96AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap96AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap96AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap96AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap96AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap96AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap96AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap96AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap96AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap96AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap96AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap96AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap96AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap96AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap96AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap96AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap96AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap96AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap96AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap96AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap96AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap96AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap96AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap96AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap96AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap96AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap96AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap96AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap96AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap96AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap96AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap96AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap96AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap96AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap96AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap96AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap96AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap96AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap96AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap96AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap96AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap96AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap96AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap96AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap96AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap96AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap96AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap96AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap96AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap96AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap96AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap96AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap96AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap96AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap96AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap96AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap96AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap96AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap96AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap96AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap96AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap96AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap96AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap96AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap96AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap96AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap96AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap96AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap96AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap96AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap96AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap96AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap96AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap96AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap96AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap96AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap96AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap96AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap96AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap96AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap96AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap96AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap96AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap96AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap96AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap96AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap96AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap96AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap96AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap96AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap96AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap96AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap96AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap96AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap96AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap96AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap96AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap96AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap96AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap96AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap96AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap96AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap96AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap96AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap96AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap96AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap96AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap96AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap96AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap96AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap96AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap96AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap96AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap96AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap96AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap96AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap96AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap96AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap96AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap96AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap96AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap96AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap96AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap96AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap96AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap96AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap96AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap96AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap96AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap96AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap96AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap96AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap96AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap96AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap96AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap96AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap96AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap96AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap82AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap82AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap82AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap82AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap82AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap82AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap82AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap82AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap82AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap82AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap82AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap82AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap82AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap82AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap82AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap82AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap82AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap82AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap82AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap82AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap82AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap82AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap82AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap82AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap82AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap82AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap82AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap82AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap82AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap82AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap82AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap82AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap82AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap82AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap82AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap82AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap82AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap82AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap82AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap82AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap82AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap82AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap82AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap82AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap82AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap82AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap82AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap82AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap82AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap82AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap82AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap82AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap82AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap82AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap82AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap82AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap82AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap82AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap82AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap82AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap82AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap82AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap82AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap82AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap82AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap82AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap82AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap82AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap82AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap82AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap82AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap82AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap82AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap82AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap82AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap82AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap82AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap82AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap82AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap82AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap82AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap82AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap82AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap82AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap82AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap82AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap82AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap82AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap82AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap82AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap82AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap82AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap82AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap82AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap82AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap82AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap82AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap82AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap82AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap82AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap82AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap82AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap82AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap82AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap82AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap82AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap82AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap82AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap82AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap82AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap82AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap82AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap82AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap82AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap82AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap82AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap82AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap82AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap82AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap82AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap82AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap82AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap82AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap82AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap82AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap82AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap82AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap82AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap82AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap82AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap82AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap82AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap82AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap82AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap82AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap82AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap82AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap82AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap82AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap82AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap82AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap82AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap82AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap82AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap82AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap82AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap82AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap82AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap82AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap82AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap82AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap82AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap82AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap82AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap82AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap82AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap82AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap82AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap82AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap82AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap82AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap82AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap82AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap82AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap82AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap82AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap82AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap82AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap82AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap82AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap82AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap82AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap82AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap82AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap82AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap82AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap82AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap82AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap82AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+GLOBL ocannlMap82AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap83AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51545,53 +50747,33 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap98AVX2(c *float32, x0 *float32)
+// func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000020, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap84AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000020, CX
 
 e1:
-	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	DECQ    BX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap100AVX2(c *float32)
+// func ocannlMap85AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap85AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -51606,9 +50788,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap86AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51635,9 +50817,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap87AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51658,9 +50840,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap103AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap88AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51684,9 +50866,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap104AVX2(c *float32, x0 *float32)
+// func ocannlMap89AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap89AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51704,9 +50886,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap105AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap90AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51728,9 +50910,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap106AVX2(c *float32, x0 *float32)
+// func ocannlMap91AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap91AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51750,53 +50932,57 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap107AVX2(c *float32, x0 *float32)
+// func ocannlMap92AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000030, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap92AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000300, BX
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000030, CX
 
 e1:
-	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
-	DECQ    BX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap109AVX2(c *float32, x0 *float32)
+// func ocannlMap93AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap93AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000030, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap94AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap94AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51814,9 +51000,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap95AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap95AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51826,356 +51012,356 @@ TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS      (DX), Y2
-	VMOVUPD      ocannlMap110AVX2Consts<>+0(SB), Y3
+	VMOVUPD      ocannlMap95AVX2Consts<>+0(SB), Y3
 	VMULPS       Y3, Y2, Y2
 	VCVTPS2PD    X2, Y3
 	VEXTRACTF128 $0x01, Y2, X2
 	VCVTPS2PD    X2, Y2
-	VANDPD       ocannlMap110AVX2Consts<>+32(SB), Y3, Y5
-	VMOVUPD      ocannlMap110AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap110AVX2Consts<>+128(SB), Y7, Y7
+	VANDPD       ocannlMap95AVX2Consts<>+32(SB), Y3, Y5
+	VMOVUPD      ocannlMap95AVX2Consts<>+64(SB), Y6
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+96(SB), Y5, Y7
+	VANDPD       ocannlMap95AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap110AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+160(SB), Y5, Y7
+	VANDPD       ocannlMap95AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap110AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+192(SB), Y5, Y7
+	VANDPD       ocannlMap95AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap110AVX2Consts<>+224(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap110AVX2Consts<>+96(SB), Y5, Y7
+	VSUBPD       ocannlMap95AVX2Consts<>+224(SB), Y5, Y9
+	VCMPPD       $0x01, ocannlMap95AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap110AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap95AVX2Consts<>+224(SB), Y10
 	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+256(SB), Y6, Y8
+	VPERMPS      ocannlMap95AVX2Consts<>+256(SB), Y6, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+288(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+288(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+320(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+352(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+384(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+416(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+448(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+480(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+512(SB), Y6, Y10
+	VPERMPS      ocannlMap95AVX2Consts<>+512(SB), Y6, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+544(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+544(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+576(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+608(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+640(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+672(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+704(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap110AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+736(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap110AVX2Consts<>+224(SB), Y10, Y10
+	VADDPD       ocannlMap95AVX2Consts<>+224(SB), Y10, Y10
 	VDIVPD       Y10, Y8, Y8
 	VMULPD       Y5, Y8, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap110AVX2Consts<>+768(SB), Y5, Y10
+	VMULPD       ocannlMap95AVX2Consts<>+768(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap110AVX2Consts<>+800(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap95AVX2Consts<>+800(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap110AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap110AVX2Consts<>+864(SB), Y5, Y9
+	VMULPD       ocannlMap95AVX2Consts<>+832(SB), Y5, Y10
+	VMULPD       ocannlMap95AVX2Consts<>+864(SB), Y5, Y9
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap110AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap110AVX2Consts<>+928(SB), Y5, Y7
+	VMULPD       ocannlMap95AVX2Consts<>+896(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap95AVX2Consts<>+928(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap110AVX2Consts<>+960(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+96(SB), Y5, Y7
+	VADDPD       ocannlMap95AVX2Consts<>+960(SB), Y8, Y10
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap110AVX2Consts<>+992(SB), Y5, Y7
+	VANDPD       ocannlMap95AVX2Consts<>+992(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap110AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap110AVX2Consts<>+1056(SB), Y10, Y10
+	VXORPD       ocannlMap95AVX2Consts<>+1024(SB), Y10, Y10
+	VSUBPD       ocannlMap95AVX2Consts<>+1056(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y9
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y9, Y9
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap110AVX2Consts<>+1088(SB), Y10, Y7
+	VMULPD       ocannlMap95AVX2Consts<>+1088(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap110AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap95AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap110AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap110AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap110AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1248(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1280(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1312(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1344(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y8, Y10
+	VFNMADD231PD ocannlMap95AVX2Consts<>+1152(SB), Y7, Y8
+	VMULPD       ocannlMap95AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap95AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1248(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1280(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1312(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1344(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1376(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1408(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y10, Y8
-	VADDPD       ocannlMap110AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap110AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y8, Y10
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y10, Y8
+	VADDPD       ocannlMap95AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap95AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap110AVX2Consts<>+1088(SB), Y9, Y7
+	VMULPD       ocannlMap95AVX2Consts<>+1088(SB), Y9, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap110AVX2Consts<>+1120(SB), Y10
+	VMOVUPD      ocannlMap95AVX2Consts<>+1120(SB), Y10
 	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap110AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap110AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap110AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1248(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1280(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1312(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1344(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y10, Y9
+	VFNMADD231PD ocannlMap95AVX2Consts<>+1152(SB), Y7, Y10
+	VMULPD       ocannlMap95AVX2Consts<>+1184(SB), Y10, Y10
+	VMOVUPD      ocannlMap95AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1248(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1280(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1312(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1344(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1376(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1408(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y9, Y10
-	VADDPD       ocannlMap110AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap110AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y10, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y9, Y10
+	VADDPD       ocannlMap95AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap95AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y8, Y8
 	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap110AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap95AVX2Consts<>+224(SB), Y9
 	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap110AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap110AVX2Consts<>+1024(SB), Y3, Y10
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+1536(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap95AVX2Consts<>+224(SB), Y6, Y6
+	VANDPD       ocannlMap95AVX2Consts<>+1024(SB), Y3, Y10
 	VORPD        Y10, Y6, Y6
 	VCVTPD2PSY   Y6, X4
-	VANDPD       ocannlMap110AVX2Consts<>+32(SB), Y2, Y3
-	VMOVUPD      ocannlMap110AVX2Consts<>+64(SB), Y5
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+96(SB), Y3, Y6
-	VANDPD       ocannlMap110AVX2Consts<>+128(SB), Y6, Y6
+	VANDPD       ocannlMap95AVX2Consts<>+32(SB), Y2, Y3
+	VMOVUPD      ocannlMap95AVX2Consts<>+64(SB), Y5
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+96(SB), Y3, Y6
+	VANDPD       ocannlMap95AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+160(SB), Y3, Y6
-	VANDPD       ocannlMap110AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+160(SB), Y3, Y6
+	VANDPD       ocannlMap95AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+192(SB), Y3, Y6
-	VANDPD       ocannlMap110AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+192(SB), Y3, Y6
+	VANDPD       ocannlMap95AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap110AVX2Consts<>+224(SB), Y3, Y8
-	VCMPPD       $0x01, ocannlMap110AVX2Consts<>+96(SB), Y3, Y6
+	VSUBPD       ocannlMap95AVX2Consts<>+224(SB), Y3, Y8
+	VCMPPD       $0x01, ocannlMap95AVX2Consts<>+96(SB), Y3, Y6
 	VBLENDVPD    Y6, Y7, Y8, Y8
-	VMOVUPD      ocannlMap110AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap95AVX2Consts<>+224(SB), Y9
 	VDIVPD       Y7, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+160(SB), Y3, Y6
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+160(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y8, Y8
-	VPERMPS      ocannlMap110AVX2Consts<>+256(SB), Y5, Y7
+	VPERMPS      ocannlMap95AVX2Consts<>+256(SB), Y5, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+288(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+288(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+320(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+320(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+352(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+352(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+384(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+384(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+416(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+416(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+448(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+448(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+480(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+480(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap110AVX2Consts<>+512(SB), Y5, Y9
+	VPERMPS      ocannlMap95AVX2Consts<>+512(SB), Y5, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+544(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+544(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+576(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+576(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+608(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+608(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+640(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+640(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+672(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+672(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+704(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+704(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap110AVX2Consts<>+736(SB), Y5, Y6
+	VPERMPS      ocannlMap95AVX2Consts<>+736(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap110AVX2Consts<>+224(SB), Y9, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+224(SB), Y9, Y9
 	VDIVPD       Y9, Y7, Y7
 	VMULPD       Y3, Y7, Y5
 	VADDPD       Y3, Y5, Y5
-	VMULPD       ocannlMap110AVX2Consts<>+768(SB), Y3, Y9
+	VMULPD       ocannlMap95AVX2Consts<>+768(SB), Y3, Y9
 	VADDPD       Y3, Y9, Y9
-	VCMPPD       $0x01, ocannlMap110AVX2Consts<>+800(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap95AVX2Consts<>+800(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap110AVX2Consts<>+832(SB), Y3, Y9
-	VMULPD       ocannlMap110AVX2Consts<>+864(SB), Y3, Y8
+	VMULPD       ocannlMap95AVX2Consts<>+832(SB), Y3, Y9
+	VMULPD       ocannlMap95AVX2Consts<>+864(SB), Y3, Y8
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap110AVX2Consts<>+896(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap110AVX2Consts<>+928(SB), Y3, Y6
+	VMULPD       ocannlMap95AVX2Consts<>+896(SB), Y9, Y9
+	VCMPPD       $0x01, ocannlMap95AVX2Consts<>+928(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap110AVX2Consts<>+960(SB), Y7, Y9
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+96(SB), Y3, Y6
+	VADDPD       ocannlMap95AVX2Consts<>+960(SB), Y7, Y9
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+96(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap110AVX2Consts<>+992(SB), Y3, Y6
+	VANDPD       ocannlMap95AVX2Consts<>+992(SB), Y3, Y6
 	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap110AVX2Consts<>+1024(SB), Y9, Y9
-	VSUBPD       ocannlMap110AVX2Consts<>+1056(SB), Y9, Y9
+	VXORPD       ocannlMap95AVX2Consts<>+1024(SB), Y9, Y9
+	VSUBPD       ocannlMap95AVX2Consts<>+1056(SB), Y9, Y9
 	VSUBPD       Y3, Y6, Y8
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y6, Y8, Y8
 	VADDPD       Y7, Y8, Y8
-	VMULPD       ocannlMap110AVX2Consts<>+1088(SB), Y9, Y6
+	VMULPD       ocannlMap95AVX2Consts<>+1088(SB), Y9, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap110AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap95AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y9, Y6, Y7
-	VFNMADD231PD ocannlMap110AVX2Consts<>+1152(SB), Y6, Y7
-	VMULPD       ocannlMap110AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap110AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1248(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1280(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1312(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1344(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1376(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1408(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y7, Y9
+	VFNMADD231PD ocannlMap95AVX2Consts<>+1152(SB), Y6, Y7
+	VMULPD       ocannlMap95AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap95AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1248(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1280(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1312(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1344(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1376(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1408(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y7, Y9
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y9, Y7
-	VADDPD       ocannlMap110AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap110AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y7, Y9
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y9, Y7
+	VADDPD       ocannlMap95AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap95AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y7, Y7
-	VMULPD       ocannlMap110AVX2Consts<>+1088(SB), Y8, Y6
+	VMULPD       ocannlMap95AVX2Consts<>+1088(SB), Y8, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap110AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap95AVX2Consts<>+1120(SB), Y9
 	VFNMADD213PD Y8, Y6, Y9
-	VFNMADD231PD ocannlMap110AVX2Consts<>+1152(SB), Y6, Y9
-	VMULPD       ocannlMap110AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap110AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1248(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1280(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1312(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1344(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1376(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+1408(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y9, Y8
+	VFNMADD231PD ocannlMap95AVX2Consts<>+1152(SB), Y6, Y9
+	VMULPD       ocannlMap95AVX2Consts<>+1184(SB), Y9, Y9
+	VMOVUPD      ocannlMap95AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1248(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1280(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1312(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1344(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1376(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+1408(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap110AVX2Consts<>+1440(SB), Y9, Y8
-	VFMADD213PD  ocannlMap110AVX2Consts<>+224(SB), Y8, Y9
-	VADDPD       ocannlMap110AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap110AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap95AVX2Consts<>+1440(SB), Y9, Y8
+	VFMADD213PD  ocannlMap95AVX2Consts<>+224(SB), Y8, Y9
+	VADDPD       ocannlMap95AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap95AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y9, Y9
 	VMULPD       Y9, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap110AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap95AVX2Consts<>+224(SB), Y8
 	VSUBPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+160(SB), Y3, Y6
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+160(SB), Y3, Y6
 	VBLENDVPD    Y6, Y8, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap110AVX2Consts<>+1536(SB), Y3, Y6
-	VBLENDVPD    Y6, ocannlMap110AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap110AVX2Consts<>+1024(SB), Y2, Y9
+	VCMPPD       $0x0d, ocannlMap95AVX2Consts<>+1536(SB), Y3, Y6
+	VBLENDVPD    Y6, ocannlMap95AVX2Consts<>+224(SB), Y5, Y5
+	VANDPD       ocannlMap95AVX2Consts<>+1024(SB), Y2, Y9
 	VORPD        Y9, Y5, Y5
 	VCVTPD2PSY   Y5, X2
 	VINSERTF128  $0x01, X2, Y4, Y4
 	VADDPS       Y4, Y1, Y2
-	VMOVUPD      ocannlMap110AVX2Consts<>+1568(SB), Y3
+	VMOVUPD      ocannlMap95AVX2Consts<>+1568(SB), Y3
 	VMULPS       Y2, Y3, Y2
-	VMOVUPD      ocannlMap110AVX2Consts<>+1600(SB), Y3
+	VMOVUPD      ocannlMap95AVX2Consts<>+1600(SB), Y3
 	VMOVUPS      (DX), Y5
 	VMOVUPS      (DX), Y6
 	VMULPS       Y6, Y5, Y5
 	VMULPS       Y5, Y3, Y3
-	VMOVUPD      ocannlMap110AVX2Consts<>+1632(SB), Y5
+	VMOVUPD      ocannlMap95AVX2Consts<>+1632(SB), Y5
 	VMAXPS       Y3, Y5, Y3
-	VMOVUPD      ocannlMap110AVX2Consts<>+1664(SB), Y5
+	VMOVUPD      ocannlMap95AVX2Consts<>+1664(SB), Y5
 	VMINPS       Y3, Y5, Y3
-	VMULPS       ocannlMap110AVX2Consts<>+1696(SB), Y3, Y5
+	VMULPS       ocannlMap95AVX2Consts<>+1696(SB), Y3, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS ocannlMap110AVX2Consts<>+1728(SB), Y5, Y3
-	VFNMADD231PS ocannlMap110AVX2Consts<>+1760(SB), Y5, Y3
-	VMOVUPD      ocannlMap110AVX2Consts<>+1792(SB), Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1824(SB), Y3, Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1856(SB), Y3, Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1888(SB), Y3, Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1920(SB), Y3, Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1568(SB), Y3, Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1952(SB), Y3, Y6
-	VFMADD213PS  ocannlMap110AVX2Consts<>+1952(SB), Y3, Y6
-	VMULPS       ocannlMap110AVX2Consts<>+1568(SB), Y5, Y3
+	VFNMADD231PS ocannlMap95AVX2Consts<>+1728(SB), Y5, Y3
+	VFNMADD231PS ocannlMap95AVX2Consts<>+1760(SB), Y5, Y3
+	VMOVUPD      ocannlMap95AVX2Consts<>+1792(SB), Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1824(SB), Y3, Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1856(SB), Y3, Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1888(SB), Y3, Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1920(SB), Y3, Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1568(SB), Y3, Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1952(SB), Y3, Y6
+	VFMADD213PS  ocannlMap95AVX2Consts<>+1952(SB), Y3, Y6
+	VMULPS       ocannlMap95AVX2Consts<>+1568(SB), Y5, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y5, Y5
-	VADDPS       ocannlMap110AVX2Consts<>+1984(SB), Y3, Y3
-	VPADDD       ocannlMap110AVX2Consts<>+2016(SB), Y3, Y3
+	VADDPS       ocannlMap95AVX2Consts<>+1984(SB), Y3, Y3
+	VPADDD       ocannlMap95AVX2Consts<>+2016(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VADDPS       ocannlMap110AVX2Consts<>+1984(SB), Y5, Y5
-	VPADDD       ocannlMap110AVX2Consts<>+2016(SB), Y5, Y5
+	VADDPS       ocannlMap95AVX2Consts<>+1984(SB), Y5, Y5
+	VPADDD       ocannlMap95AVX2Consts<>+2016(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap110AVX2Consts<>+2048(SB), Y3
+	VMOVUPD      ocannlMap95AVX2Consts<>+2048(SB), Y3
 	VMULPS       Y6, Y3, Y3
 	VMOVUPS      (DX), Y5
 	VMULPS       Y3, Y5, Y3
@@ -52192,339 +51378,339 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap110AVX2Consts<>+0(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+4(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+8(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+12(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+16(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+20(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+24(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+28(SB)/4, $0x3f3504f3
-DATA ocannlMap110AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap110AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap110AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap110AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap110AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap110AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap110AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap110AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap110AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap110AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap110AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap110AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap110AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap110AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap110AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap110AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap110AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap110AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap110AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap110AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap110AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap110AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap110AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap110AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap110AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap110AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap110AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap110AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap110AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap110AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap110AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap110AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap110AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap110AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap110AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap110AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap110AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap110AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap110AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap110AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap110AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap110AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap110AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap110AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap110AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap110AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap110AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap110AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap110AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap110AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap110AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap110AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap110AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap110AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap110AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap110AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap110AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap110AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap110AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap110AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap110AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap110AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap110AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap110AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap110AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap110AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap110AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap110AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap110AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap110AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap110AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap110AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap110AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap110AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap110AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap110AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap110AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap110AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap110AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap110AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap110AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap110AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap110AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap110AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap110AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap110AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap110AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap110AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap110AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap110AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap110AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap110AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap110AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap110AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap110AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap110AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap110AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap110AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap110AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap110AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap110AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap110AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap110AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap110AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap110AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap110AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap110AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap110AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap110AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap110AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap110AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap110AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap110AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap110AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap110AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap110AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap110AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap110AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap110AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap110AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap110AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap110AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap110AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap110AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap110AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap110AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap110AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap110AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap110AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap110AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap110AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap110AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap110AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap110AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap110AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap110AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap110AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap110AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap110AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap110AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap110AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap110AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap110AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap110AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap110AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap110AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap110AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap110AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap110AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap110AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap110AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap110AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap110AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap110AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap110AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap110AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap110AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap110AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap110AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap110AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap110AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap110AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap110AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap110AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap110AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap110AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap110AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap110AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap110AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap110AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap110AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap110AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap110AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap110AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap110AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap110AVX2Consts<>+1568(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1572(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1576(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1580(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1584(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1588(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1592(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1596(SB)/4, $0x3f000000
-DATA ocannlMap110AVX2Consts<>+1600(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1604(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1608(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1612(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1616(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1620(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1624(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1628(SB)/4, $0xbf000000
-DATA ocannlMap110AVX2Consts<>+1632(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1636(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1640(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1644(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1648(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1652(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1656(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1660(SB)/4, $0xc2d00000
-DATA ocannlMap110AVX2Consts<>+1664(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1668(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1672(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1676(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1680(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1684(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1688(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1692(SB)/4, $0x42b20000
-DATA ocannlMap110AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
-DATA ocannlMap110AVX2Consts<>+1728(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1732(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1736(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1740(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1744(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1748(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1752(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1756(SB)/4, $0x3f317218
-DATA ocannlMap110AVX2Consts<>+1760(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1764(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1768(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1772(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1776(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1780(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1784(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1788(SB)/4, $0xb102e308
-DATA ocannlMap110AVX2Consts<>+1792(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1796(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1800(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1804(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1808(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1812(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1816(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1820(SB)/4, $0x39500d01
-DATA ocannlMap110AVX2Consts<>+1824(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1828(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1832(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1836(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1840(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1844(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1848(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1852(SB)/4, $0x3ab60b61
-DATA ocannlMap110AVX2Consts<>+1856(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1860(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1864(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1868(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1872(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1876(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1880(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1884(SB)/4, $0x3c088889
-DATA ocannlMap110AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
-DATA ocannlMap110AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
-DATA ocannlMap110AVX2Consts<>+1952(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1956(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1960(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1964(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1968(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1972(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1976(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1980(SB)/4, $0x3f800000
-DATA ocannlMap110AVX2Consts<>+1984(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+1988(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+1992(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+1996(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+2000(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+2004(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+2008(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+2012(SB)/4, $0x4b400000
-DATA ocannlMap110AVX2Consts<>+2016(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2020(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2024(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2028(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2032(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2036(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2040(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2044(SB)/4, $0x0000007f
-DATA ocannlMap110AVX2Consts<>+2048(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2052(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2056(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2060(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2064(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2068(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2072(SB)/4, $0x3ecc422a
-DATA ocannlMap110AVX2Consts<>+2076(SB)/4, $0x3ecc422a
-GLOBL ocannlMap110AVX2Consts<>(SB), RODATA|NOPTR, $2080
+DATA ocannlMap95AVX2Consts<>+0(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+4(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+8(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+12(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+16(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+20(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+24(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+28(SB)/4, $0x3f3504f3
+DATA ocannlMap95AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap95AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap95AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap95AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap95AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap95AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap95AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap95AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap95AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap95AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap95AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap95AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap95AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap95AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap95AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap95AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap95AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap95AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap95AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap95AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap95AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap95AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap95AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap95AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap95AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap95AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap95AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap95AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap95AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap95AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap95AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap95AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap95AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap95AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap95AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap95AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap95AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap95AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap95AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap95AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap95AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap95AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap95AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap95AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap95AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap95AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap95AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap95AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap95AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap95AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap95AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap95AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap95AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap95AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap95AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap95AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap95AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap95AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap95AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap95AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap95AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap95AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap95AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap95AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap95AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap95AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap95AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap95AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap95AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap95AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap95AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap95AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap95AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap95AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap95AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap95AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap95AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap95AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap95AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap95AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap95AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap95AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap95AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap95AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap95AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap95AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap95AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap95AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap95AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap95AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap95AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap95AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap95AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap95AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap95AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap95AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap95AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap95AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap95AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap95AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap95AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap95AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap95AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap95AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap95AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap95AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap95AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap95AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap95AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap95AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap95AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap95AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap95AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap95AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap95AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap95AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap95AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap95AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap95AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap95AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap95AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap95AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap95AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap95AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap95AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap95AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap95AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap95AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap95AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap95AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap95AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap95AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap95AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap95AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap95AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap95AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap95AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap95AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap95AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap95AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap95AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap95AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap95AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap95AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap95AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap95AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap95AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap95AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap95AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap95AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap95AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap95AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap95AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap95AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap95AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap95AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap95AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap95AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap95AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap95AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap95AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap95AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap95AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap95AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap95AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap95AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap95AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap95AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap95AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap95AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap95AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap95AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap95AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap95AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap95AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+DATA ocannlMap95AVX2Consts<>+1568(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1572(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1576(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1580(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1584(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1588(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1592(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1596(SB)/4, $0x3f000000
+DATA ocannlMap95AVX2Consts<>+1600(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1604(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1608(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1612(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1616(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1620(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1624(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1628(SB)/4, $0xbf000000
+DATA ocannlMap95AVX2Consts<>+1632(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1636(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1640(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1644(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1648(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1652(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1656(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1660(SB)/4, $0xc2d00000
+DATA ocannlMap95AVX2Consts<>+1664(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1668(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1672(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1676(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1680(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1684(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1688(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1692(SB)/4, $0x42b20000
+DATA ocannlMap95AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
+DATA ocannlMap95AVX2Consts<>+1728(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1732(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1736(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1740(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1744(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1748(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1752(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1756(SB)/4, $0x3f317218
+DATA ocannlMap95AVX2Consts<>+1760(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1764(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1768(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1772(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1776(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1780(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1784(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1788(SB)/4, $0xb102e308
+DATA ocannlMap95AVX2Consts<>+1792(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1796(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1800(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1804(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1808(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1812(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1816(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1820(SB)/4, $0x39500d01
+DATA ocannlMap95AVX2Consts<>+1824(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1828(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1832(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1836(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1840(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1844(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1848(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1852(SB)/4, $0x3ab60b61
+DATA ocannlMap95AVX2Consts<>+1856(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1860(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1864(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1868(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1872(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1876(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1880(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1884(SB)/4, $0x3c088889
+DATA ocannlMap95AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
+DATA ocannlMap95AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
+DATA ocannlMap95AVX2Consts<>+1952(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1956(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1960(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1964(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1968(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1972(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1976(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1980(SB)/4, $0x3f800000
+DATA ocannlMap95AVX2Consts<>+1984(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+1988(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+1992(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+1996(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+2000(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+2004(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+2008(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+2012(SB)/4, $0x4b400000
+DATA ocannlMap95AVX2Consts<>+2016(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2020(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2024(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2028(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2032(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2036(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2040(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2044(SB)/4, $0x0000007f
+DATA ocannlMap95AVX2Consts<>+2048(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2052(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2056(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2060(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2064(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2068(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2072(SB)/4, $0x3ecc422a
+DATA ocannlMap95AVX2Consts<>+2076(SB)/4, $0x3ecc422a
+GLOBL ocannlMap95AVX2Consts<>(SB), RODATA|NOPTR, $2080
 
-// func ocannlMap111AVX2(c *float32, x0 *float32)
+// func ocannlMap96AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap96AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52543,9 +51729,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap97AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap97AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52572,9 +51758,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap113AVX2(c *float32, x0 *float32)
+// func ocannlMap98AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap98AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52598,9 +51784,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap99AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap99AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52622,9 +51808,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap115AVX2(c *float32)
+// func ocannlMap100AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap100AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -52639,9 +51825,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap101AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap101AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52676,26 +51862,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap102AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap102AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (BX), Y1
 	MOVQ         $0x00000006, BX
 
 row1:
 	MOVQ $0x00000010, SI
 
 e2:
-	VMOVUPS   (CX), Y1
-	VMOVUPS   (DX), Y2
-	VCMPPS    $0x04, Y0, Y1, Y1
-	VBLENDVPS Y1, Y2, Y0, Y1
-	VADDPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (AX)
+	VMOVUPS   (CX), Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VDIVPS    Y1, Y2, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -52707,32 +51897,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap118AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap103AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000600, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap119AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap103AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52751,9 +51918,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap120AVX2(c *float32)
+// func ocannlMap104AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap104AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -52775,9 +51942,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap121AVX2(c *float32)
+// func ocannlMap105AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap105AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -52799,9 +51966,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap106AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap106AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52831,9 +51998,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap107AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap107AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52868,9 +52035,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap124AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap108AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52900,9 +52067,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap109AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap109AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52942,9 +52109,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap126AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap110AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52979,9 +52146,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap127AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap111AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap111AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53011,9 +52178,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap128AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap112AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap112AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53053,9 +52220,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap129AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap113AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap113AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53090,9 +52257,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap130AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap114AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap114AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53127,9 +52294,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap131AVX2(c *float32, x0 *float32)
+// func ocannlMap115AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap115AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53148,9 +52315,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap132AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap116AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap116AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53179,9 +52346,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap133AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap117AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap117AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53208,9 +52375,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap134AVX2(c *float32, x0 *float32)
+// func ocannlMap118AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap118AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53219,31 +52386,31 @@ TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap134AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap118AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap134AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap118AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap134AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap118AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap134AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap134AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap134AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap134AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap134AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap118AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap118AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap118AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap118AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap118AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap134AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap134AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap118AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap118AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap134AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap134AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap118AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap118AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -53254,123 +52421,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap134AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap134AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap134AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap134AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap134AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap134AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap134AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap134AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap134AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap134AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap134AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap134AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap134AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap134AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap134AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap134AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap118AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap118AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap118AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap118AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap118AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap118AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap118AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap118AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap118AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap118AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap118AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap118AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap118AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap118AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap118AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap118AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap135AVX2(c *float32, x0 *float32)
+// func ocannlMap119AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap119AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53383,83 +52550,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap135AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap135AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap135AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap135AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap135AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap135AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap119AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap119AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap119AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap119AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap119AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap135AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap119AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap135AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap135AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap119AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap119AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap135AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap135AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap135AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap135AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap119AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap119AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap119AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap119AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap135AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap135AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap135AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap119AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap119AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap119AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap135AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap135AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap119AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap135AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap135AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap135AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap135AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap135AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap135AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap119AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap119AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap119AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap119AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap119AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap119AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap135AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap135AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap135AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap135AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap135AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap135AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap119AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap119AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap119AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap119AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap119AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap135AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap119AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap135AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap135AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap119AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap119AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap135AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap135AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap135AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap135AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap119AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap119AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap119AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap119AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap135AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap135AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap135AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap119AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap119AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap119AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap135AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap119AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap135AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap119AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap135AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap135AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap135AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap135AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap135AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap135AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap119AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap119AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap119AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap119AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap119AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap119AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -53471,91 +52638,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap135AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap135AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap135AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap135AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap135AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap135AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap135AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap135AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap135AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap135AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap135AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap135AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap135AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap135AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap135AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap135AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap135AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap135AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap135AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap135AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap135AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap135AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap135AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap135AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap135AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap135AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap135AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap135AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap135AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap135AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap135AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap135AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap135AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap135AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap135AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap135AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap135AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap135AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap135AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap135AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap135AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap135AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap135AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap135AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap135AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap135AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap135AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap135AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap135AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap135AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap135AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap135AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap135AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap135AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap135AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap135AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap135AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap135AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap135AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap135AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap135AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap135AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap135AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap135AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap135AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap135AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap135AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap135AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap135AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap135AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap135AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap135AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap135AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap135AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap135AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap135AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap135AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap135AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap135AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap135AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap135AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap119AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap119AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap119AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap119AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap119AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap119AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap119AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap119AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap119AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap119AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap119AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap119AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap119AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap119AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap119AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap119AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap119AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap119AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap119AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap119AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap119AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap119AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap119AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap119AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap119AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap119AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap119AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap119AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap119AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap119AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap119AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap119AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap119AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap119AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap119AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap119AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap119AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap119AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap119AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap119AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap119AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap119AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap119AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap119AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap119AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap119AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap119AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap119AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap119AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap119AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap119AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap119AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap119AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap119AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap119AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap119AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap119AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap119AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap119AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap119AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap119AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap119AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap119AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap119AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap119AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap119AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap119AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap119AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap119AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap119AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap119AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap119AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap119AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap119AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap119AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap119AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap119AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap119AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap119AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap119AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap119AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap136AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap120AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap120AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53589,48 +52756,22 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap137AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap121AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap121AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00001000, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap138AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000028, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -53638,314 +52779,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap139AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap122AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, SI
-
-row1:
-	MOVQ $0x00000002, DI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1984, AX
-	ADDQ    $+2176, CX
-	ADDQ    $+1984, DX
-	ADDQ    $-64, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap140AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap140AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap122AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, BX
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000020, BX
 
 row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap141AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX
-TEXT ·ocannlMap141AVX2(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DI
-
-row1:
-	MOVQ $0x00000004, R8
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS (BX), Y1
-	VMOVUPS (SI), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-128, DX
-	ADDQ    $-128, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap142AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap142AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, SI
-
-row1:
-	MOVQ $0x00000004, DI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1920, AX
-	ADDQ    $+2304, CX
-	ADDQ    $+1920, DX
-	ADDQ    $-128, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap143AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX
-TEXT ·ocannlMap143AVX2(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000100, DI
-
-row1:
-	MOVQ $0x00000008, R8
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS (BX), Y1
-	VMOVUPS (SI), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-256, DX
-	ADDQ    $-256, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap144AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap144AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, SI
-
-row1:
-	MOVQ $0x00000008, DI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMOVUPS (BX), Y2
-	VADDPS  Y2, Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	DECQ    DI
-	JNZ     e2
-	ADDQ    $+1792, AX
-	ADDQ    $+2560, CX
-	ADDQ    $+1792, DX
-	ADDQ    $-256, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap145AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap145AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap146AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap146AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap147AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap147AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
 	VMOVUPS      Y3, (AX)
 	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
 	ADDQ         $+8, AX
 	ADDQ         $+4, CX
-	DECQ         DX
+	ADDQ         $+8, DX
+	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap148AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap123AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap148AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap149AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap149AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap123AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -53985,9 +52854,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap150AVX2(c *float32, x0 *float32)
+// func ocannlMap124AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap150AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap124AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54007,31 +52876,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap151AVX2(c *float32, x0 *float32)
+// func ocannlMap125AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap151AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap125AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
+	MOVQ         $0x00000040, BX
 
 row1:
-	VMOVUPS (CX), Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+224, AX
-	ADDQ    $-32, CX
-	DECQ    DX
-	JNZ     row1
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $-256, DX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap152AVX2(c *float32, x0 *float32)
+// func ocannlMap126AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap152AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap126AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54050,9 +52930,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap153AVX2(c *float32)
+// func ocannlMap127AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap153AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap127AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54066,9 +52946,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap154AVX2(c *float32)
+// func ocannlMap128AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap154AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap128AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54082,9 +52962,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap155AVX2(c *float32)
+// func ocannlMap129AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap155AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap129AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54104,9 +52984,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap156AVX2(c *float32)
+// func ocannlMap130AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap156AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap130AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54126,9 +53006,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap157AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap131AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap157AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap131AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54153,9 +53033,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap158AVX2(c *float32)
+// func ocannlMap132AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap158AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap132AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54169,9 +53049,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap159AVX2(c *float32)
+// func ocannlMap133AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap159AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap133AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54185,9 +53065,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap160AVX2(c *float32)
+// func ocannlMap134AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap160AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap134AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54207,9 +53087,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap161AVX2(c *float32)
+// func ocannlMap135AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap161AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap135AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54229,9 +53109,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap162AVX2(c *float32)
+// func ocannlMap136AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap162AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap136AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54245,9 +53125,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap163AVX2(c *float32)
+// func ocannlMap137AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap163AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap137AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54261,9 +53141,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap164AVX2(c *float32)
+// func ocannlMap138AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap164AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap138AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54283,9 +53163,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap165AVX2(c *float32)
+// func ocannlMap139AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap165AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap139AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -54662,6 +53542,46 @@ row1:
 TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000100, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000100, DX
@@ -54701,9 +53621,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54731,9 +53651,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54772,9 +53692,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54802,9 +53722,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54869,9 +53789,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54894,9 +53814,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -54927,9 +53847,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -54985,9 +53905,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55029,9 +53949,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55061,9 +53981,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55099,9 +54019,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55136,9 +54056,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55162,9 +54082,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce25AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55216,9 +54136,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float32, x0 *float32)
+// func ocannlReduce26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55249,9 +54169,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX2(c *float32, x0 *float32)
+// func ocannlReduce27AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55297,116 +54217,46 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000060, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VMAXPS       Y4, Y0, Y5
-	VMAXPS       Y0, Y4, Y6
-	VCMPPS       $0x03, Y4, Y0, Y4
-	VANDPS       Y6, Y5, Y0
-	VORPS        Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMAXPS       Y4, Y1, Y5
-	VMAXPS       Y1, Y4, Y6
-	VCMPPS       $0x03, Y4, Y1, Y4
-	VANDPS       Y6, Y5, Y1
-	VORPS        Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMAXPS       Y4, Y2, Y5
-	VMAXPS       Y2, Y4, Y6
-	VCMPPS       $0x03, Y4, Y2, Y4
-	VANDPS       Y6, Y5, Y2
-	VORPS        Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VMAXPS       Y4, Y3, Y5
-	VMAXPS       Y3, Y4, Y6
-	VCMPPS       $0x03, Y4, Y3, Y4
-	VANDPS       Y6, Y5, Y3
-	VORPS        Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VMAXPS       Y1, Y0, Y4
-	VMAXPS       Y0, Y1, Y5
-	VCMPPS       $0x03, Y1, Y0, Y0
-	VANDPS       Y5, Y4, Y1
-	VORPS        Y0, Y1, Y1
-	VMAXPS       Y3, Y2, Y0
-	VMAXPS       Y2, Y3, Y4
-	VCMPPS       $0x03, Y3, Y2, Y2
-	VANDPS       Y4, Y0, Y0
-	VORPS        Y2, Y0, Y0
-	VMAXPS       Y0, Y1, Y2
-	VMAXPS       Y1, Y0, Y3
-	VCMPPS       $0x03, Y0, Y1, Y0
-	VANDPS       Y3, Y2, Y1
-	VORPS        Y0, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0x4e, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0xb1, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       X1, (AX)
-	ADDQ         $-512, CX
-	ADDQ         $+4, AX
-	ADDQ         $+512, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
 // func ocannlReduce28AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000060, DX
+	MOVQ         $0x00000010, DX
 
 row1:
 	VMOVUPS (CX), Y0
+	VMOVUPS (CX), Y1
+	VMULPS  Y1, Y0, Y0
 	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(CX), Y2
+	VMULPS  Y2, Y1, Y1
 	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(CX), Y3
+	VMULPS  Y3, Y2, Y2
 	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(CX), Y4
+	VMULPS  Y4, Y3, Y3
 	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
+	MOVQ    $0x0000000b, BX
 
 grp2:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y3, Y3
 	ADDQ         $+128, CX
 	DECQ         BX
@@ -55423,9 +54273,9 @@ grp2:
 	VMOVSS       ocannlConst32<>+0(SB), X1
 	VADDPS       X0, X1, X0
 	VMOVSS       X0, (AX)
-	ADDQ         $-512, CX
+	ADDQ         $-1536, CX
 	ADDQ         $+4, AX
-	ADDQ         $+512, CX
+	ADDQ         $+1536, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -55437,6 +54287,140 @@ TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000010, DX
 
 row1:
@@ -55517,9 +54501,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// func ocannlReduce32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55565,9 +54549,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// func ocannlReduce33AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55613,9 +54597,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55689,9 +54673,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float32, x0 *float32)
+// func ocannlReduce35AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55727,9 +54711,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float32, x0 *float32)
+// func ocannlReduce36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55765,9 +54749,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55862,9 +54846,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -55911,9 +54895,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float32, x0 *float32)
+// func ocannlReduce39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55959,9 +54943,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float32, x0 *float32)
+// func ocannlReduce40AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -55997,9 +54981,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -56094,9 +55078,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float32, x0 *float32)
+// func ocannlReduce42AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56142,9 +55126,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce43AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -56218,9 +55202,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float32, x0 *float32)
+// func ocannlReduce44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56256,9 +55240,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// func ocannlReduce45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56294,9 +55278,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float32, x0 *float32)
+// func ocannlReduce46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -56338,9 +55322,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float32, x0 *float32)
+// func ocannlReduce47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56368,9 +55352,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float32, x0 *float32)
+// func ocannlReduce48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56409,9 +55393,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float32, x0 *float32)
+// func ocannlReduce49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56439,9 +55423,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce50AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -56506,9 +55490,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float32, x0 *float32)
+// func ocannlReduce51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56531,9 +55515,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float32, x0 *float32)
+// func ocannlReduce52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -56564,9 +55548,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float32, x0 *float32)
+// func ocannlReduce53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -413,7 +413,9 @@ func ocannlMap12AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
+func ocannlMap13AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+}
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX512(c, x0, x1 *float32) {
@@ -421,10 +423,12 @@ func ocannlMap14AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+func ocannlMap15AVX512(c *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
+func ocannlMap16AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX512(c, x0, x1 *float32) {
@@ -432,60 +436,62 @@ func ocannlMap17AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
-}
+func ocannlMap18AVX512(c *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
+func ocannlMap19AVX512(c *float32) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
-}
+func ocannlMap20AVX512(c *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
-}
+func ocannlMap22AVX512(c *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0, x1 *float32) {
+func ocannlMap23AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
+func ocannlMap24AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
+}
 
 // ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
+func ocannlMap25AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
+}
 
 // ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+func ocannlMap26AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+}
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
+func ocannlMap27AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
+}
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+func ocannlMap28AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+}
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap29AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
 }
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap30AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
 }
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
-}
+func ocannlMap31AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX512(c, x0, x1 *float32) {
@@ -493,17 +499,13 @@ func ocannlMap32AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
-}
+func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
-}
+func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
+func ocannlMap35AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
@@ -513,24 +515,28 @@ func ocannlMap36AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
-
-// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+func ocannlMap37AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+func ocannlMap39AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
 
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
+func ocannlMap40AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
+}
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap42AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
 }
 
@@ -545,16 +551,20 @@ func ocannlMap44AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
+func ocannlMap45AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
+}
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
+func ocannlMap46AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
 
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
+func ocannlMap47AVX512(c *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1 *float32) {
+func ocannlMap48AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
 }
 
@@ -564,12 +574,12 @@ func ocannlMap49AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+func ocannlMap50AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+}
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
-}
+func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
 
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX512(c, x0, x1 *float32) {
@@ -577,9 +587,7 @@ func ocannlMap52AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
-}
+func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0, x1 *float32) {
@@ -587,7 +595,9 @@ func ocannlMap54AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
+func ocannlMap55AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
+}
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
@@ -598,23 +608,23 @@ func ocannlMap57AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
+func ocannlMap58AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
+}
 
 // ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
-}
+func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
 
 // ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX512(c *float32) { panic("ocannlgen: ocannlMap60AVX512 called without assembly") }
-
-// ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
+func ocannlMap60AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
 }
 
+// ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap61AVX512(c *float32) { panic("ocannlgen: ocannlMap61AVX512 called without assembly") }
+
 // ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0, x1 *float32) {
+func ocannlMap62AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
 }
 
@@ -635,36 +645,35 @@ func ocannlMap65AVX512(c, x0, x1 *float32) {
 func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
 
 // ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX512 called without assembly") }
+func ocannlMap67AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap67AVX512 called without assembly")
+}
 
 // ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
-}
+func ocannlMap68AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX512 called without assembly") }
 
 // ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap69AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX512 called without assembly") }
 
 // ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX512(c, x0, x1 *float32) {
+func ocannlMap70AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap70AVX512 called without assembly")
 }
 
 // ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0, x1 *float32) {
+func ocannlMap71AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
 }
 
 // ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX512 called without assembly") }
+func ocannlMap72AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
+}
 
 // ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap73AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap73AVX512 called without assembly")
 }
-
-// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX512(c *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
 
 // ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX512(c, x0, x1, x2 *float32) {
@@ -679,40 +688,36 @@ func ocannlMap76AVX512(c, x0, x1 *float32) {
 // ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap77AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX512 called without assembly") }
 
-// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap78AVX512 called without assembly")
+// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap79AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap79AVX512 called without assembly")
 }
 
-// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
-
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX512(c, x0, x1 *float32) {
+func ocannlMap80AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
 }
 
 // ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
-
-// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX512 called without assembly") }
+func ocannlMap81AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap81AVX512 called without assembly")
+}
 
 // ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX512 called without assembly") }
+func ocannlMap83AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap83AVX512 called without assembly")
+}
 
 // ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap84AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap84AVX512 called without assembly")
 }
 
 // ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
-}
+func ocannlMap85AVX512(c *float32) { panic("ocannlgen: ocannlMap85AVX512 called without assembly") }
 
 // ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX512(c, x0, x1 *float32) {
+func ocannlMap86AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
 }
 
@@ -721,10 +726,13 @@ func ocannlMap87AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap87AVX512 called without assembly")
 }
 
-// ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap89AVX512 called without assembly")
+// ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap88AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap88AVX512 called without assembly")
 }
+
+// ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap89AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX512 called without assembly") }
 
 // ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap90AVX512(c, x0, x1 *float32) {
@@ -734,20 +742,21 @@ func ocannlMap90AVX512(c, x0, x1 *float32) {
 // ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap91AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX512 called without assembly") }
 
+// ocannlMap92AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap92AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap92AVX512 called without assembly")
+}
+
 // ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap93AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap93AVX512 called without assembly")
 }
 
 // ocannlMap94AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap94AVX512 called without assembly")
-}
+func ocannlMap94AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX512 called without assembly") }
 
-// ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap95AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
-}
+// ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap96AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }
 
 // ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap97AVX512(c, x0, x1 *float32) {
@@ -771,32 +780,28 @@ func ocannlMap101AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap102AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX512(c, x0, x1 *float32) {
+func ocannlMap102AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap102AVX512 called without assembly")
 }
 
 // ocannlMap103AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX512(c, x0, x1 *float32) {
+func ocannlMap103AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap103AVX512 called without assembly")
 }
 
 // ocannlMap104AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap104AVX512 called without assembly")
-}
+func ocannlMap104AVX512(c *float32) { panic("ocannlgen: ocannlMap104AVX512 called without assembly") }
 
 // ocannlMap105AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap105AVX512 called without assembly")
-}
+func ocannlMap105AVX512(c *float32) { panic("ocannlgen: ocannlMap105AVX512 called without assembly") }
 
 // ocannlMap106AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX512(c, x0 *float32) {
+func ocannlMap106AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap106AVX512 called without assembly")
 }
 
 // ocannlMap107AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX512(c, x0 *float32) {
+func ocannlMap107AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap107AVX512 called without assembly")
 }
 
@@ -806,35 +811,42 @@ func ocannlMap108AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap109AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap109AVX512(c, x0 *float32) {
+func ocannlMap109AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap109AVX512 called without assembly")
 }
 
+// ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap110AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap110AVX512 called without assembly")
+}
+
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX512(c, x0 *float32) {
+func ocannlMap111AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap111AVX512 called without assembly")
 }
 
 // ocannlMap112AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap112AVX512(c, x0, x1 *float32) {
+func ocannlMap112AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap112AVX512 called without assembly")
 }
 
 // ocannlMap113AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX512(c, x0 *float32) {
+func ocannlMap113AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap113AVX512 called without assembly")
 }
 
 // ocannlMap114AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap114AVX512(c, x0, x1 *float32) {
+func ocannlMap114AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap114AVX512 called without assembly")
 }
 
 // ocannlMap115AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX512(c *float32) { panic("ocannlgen: ocannlMap115AVX512 called without assembly") }
+func ocannlMap115AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap115AVX512 called without assembly")
+}
 
 // ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap116AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
 }
 
@@ -844,20 +856,19 @@ func ocannlMap117AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap118AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX512(c, x0, x1 *float32) {
+func ocannlMap118AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap118AVX512 called without assembly")
 }
 
-// ocannlMap119AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap119AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
+// ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap120AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap120AVX512 called without assembly")
 }
 
-// ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX512(c *float32) { panic("ocannlgen: ocannlMap120AVX512 called without assembly") }
-
 // ocannlMap121AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX512(c *float32) { panic("ocannlgen: ocannlMap121AVX512 called without assembly") }
+func ocannlMap121AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap121AVX512 called without assembly")
+}
 
 // ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap122AVX512(c, x0, x1 *float32) {
@@ -870,185 +881,60 @@ func ocannlMap123AVX512(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap124AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap124AVX512(c, x0, x1 *float32) {
+func ocannlMap124AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap124AVX512 called without assembly")
 }
 
 // ocannlMap125AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap125AVX512(c, x0, x1, x2, x3 *float32) {
+func ocannlMap125AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap125AVX512 called without assembly")
 }
 
 // ocannlMap126AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap126AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap126AVX512 called without assembly")
 }
 
 // ocannlMap127AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap127AVX512 called without assembly")
-}
+func ocannlMap127AVX512(c *float32) { panic("ocannlgen: ocannlMap127AVX512 called without assembly") }
 
 // ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap128AVX512 called without assembly")
-}
+func ocannlMap128AVX512(c *float32) { panic("ocannlgen: ocannlMap128AVX512 called without assembly") }
 
 // ocannlMap129AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap129AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap129AVX512 called without assembly")
-}
+func ocannlMap129AVX512(c *float32) { panic("ocannlgen: ocannlMap129AVX512 called without assembly") }
 
 // ocannlMap130AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap130AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap130AVX512 called without assembly")
-}
+func ocannlMap130AVX512(c *float32) { panic("ocannlgen: ocannlMap130AVX512 called without assembly") }
 
 // ocannlMap131AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX512(c, x0 *float32) {
+func ocannlMap131AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap131AVX512 called without assembly")
 }
 
 // ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap132AVX512 called without assembly")
-}
+func ocannlMap132AVX512(c *float32) { panic("ocannlgen: ocannlMap132AVX512 called without assembly") }
 
 // ocannlMap133AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap133AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap133AVX512 called without assembly")
-}
+func ocannlMap133AVX512(c *float32) { panic("ocannlgen: ocannlMap133AVX512 called without assembly") }
 
 // ocannlMap134AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap134AVX512 called without assembly")
-}
+func ocannlMap134AVX512(c *float32) { panic("ocannlgen: ocannlMap134AVX512 called without assembly") }
+
+// ocannlMap135AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap135AVX512(c *float32) { panic("ocannlgen: ocannlMap135AVX512 called without assembly") }
 
 // ocannlMap136AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap136AVX512 called without assembly")
-}
+func ocannlMap136AVX512(c *float32) { panic("ocannlgen: ocannlMap136AVX512 called without assembly") }
 
 // ocannlMap137AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap137AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap137AVX512 called without assembly")
-}
+func ocannlMap137AVX512(c *float32) { panic("ocannlgen: ocannlMap137AVX512 called without assembly") }
 
 // ocannlMap138AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap138AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap138AVX512 called without assembly")
-}
+func ocannlMap138AVX512(c *float32) { panic("ocannlgen: ocannlMap138AVX512 called without assembly") }
 
 // ocannlMap139AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap139AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap139AVX512 called without assembly")
-}
-
-// ocannlMap140AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap140AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap140AVX512 called without assembly")
-}
-
-// ocannlMap141AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap141AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap141AVX512 called without assembly")
-}
-
-// ocannlMap142AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap142AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap142AVX512 called without assembly")
-}
-
-// ocannlMap143AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap143AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap143AVX512 called without assembly")
-}
-
-// ocannlMap144AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap144AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap144AVX512 called without assembly")
-}
-
-// ocannlMap145AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap145AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap145AVX512 called without assembly")
-}
-
-// ocannlMap146AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap146AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap146AVX512 called without assembly")
-}
-
-// ocannlMap147AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap147AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap147AVX512 called without assembly")
-}
-
-// ocannlMap148AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap148AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap148AVX512 called without assembly")
-}
-
-// ocannlMap149AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap149AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap149AVX512 called without assembly")
-}
-
-// ocannlMap150AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap150AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap150AVX512 called without assembly")
-}
-
-// ocannlMap151AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap151AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap151AVX512 called without assembly")
-}
-
-// ocannlMap152AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap152AVX512(c, x0 *float32) {
-	panic("ocannlgen: ocannlMap152AVX512 called without assembly")
-}
-
-// ocannlMap153AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap153AVX512(c *float32) { panic("ocannlgen: ocannlMap153AVX512 called without assembly") }
-
-// ocannlMap154AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap154AVX512(c *float32) { panic("ocannlgen: ocannlMap154AVX512 called without assembly") }
-
-// ocannlMap155AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap155AVX512(c *float32) { panic("ocannlgen: ocannlMap155AVX512 called without assembly") }
-
-// ocannlMap156AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap156AVX512(c *float32) { panic("ocannlgen: ocannlMap156AVX512 called without assembly") }
-
-// ocannlMap157AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap157AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap157AVX512 called without assembly")
-}
-
-// ocannlMap158AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap158AVX512(c *float32) { panic("ocannlgen: ocannlMap158AVX512 called without assembly") }
-
-// ocannlMap159AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap159AVX512(c *float32) { panic("ocannlgen: ocannlMap159AVX512 called without assembly") }
-
-// ocannlMap160AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap160AVX512(c *float32) { panic("ocannlgen: ocannlMap160AVX512 called without assembly") }
-
-// ocannlMap161AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap161AVX512(c *float32) { panic("ocannlgen: ocannlMap161AVX512 called without assembly") }
-
-// ocannlMap162AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap162AVX512(c *float32) { panic("ocannlgen: ocannlMap162AVX512 called without assembly") }
-
-// ocannlMap163AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap163AVX512(c *float32) { panic("ocannlgen: ocannlMap163AVX512 called without assembly") }
-
-// ocannlMap164AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap164AVX512(c *float32) { panic("ocannlgen: ocannlMap164AVX512 called without assembly") }
-
-// ocannlMap165AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap165AVX512(c *float32) { panic("ocannlgen: ocannlMap165AVX512 called without assembly") }
+func ocannlMap139AVX512(c *float32) { panic("ocannlgen: ocannlMap139AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -1305,100 +1191,104 @@ func ocannlMap11AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap16AVX2 called without assembly")
+}
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX2(c *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap22AVX2 called without assembly")
-}
+func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
+}
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap24AVX2 called without assembly")
+}
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap29AVX2 called without assembly")
-}
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap30AVX2 called without assembly")
-}
+func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
+func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap35AVX2 called without assembly")
+}
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap37AVX2 called without assembly")
+}
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
+func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap41AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap42AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap42AVX2 called without assembly")
 }
 
@@ -1411,41 +1301,39 @@ func ocannlMap44AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+func ocannlMap48AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
+}
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap51AVX2 called without assembly")
-}
+func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
-}
+func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
@@ -1454,21 +1342,21 @@ func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called 
 func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
+func ocannlMap60AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
 
 // ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap61AVX2 called without assembly")
-}
+func ocannlMap61AVX2(c *float32) { panic("ocannlgen: ocannlMap61AVX2 called without assembly") }
 
 // ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
+func ocannlMap62AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap62AVX2 called without assembly")
+}
 
 // ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap63AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
@@ -1483,28 +1371,32 @@ func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 cal
 func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
 
 // ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
+func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
 
 // ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
+func ocannlMap68AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap68AVX2 called without assembly") }
 
 // ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap69AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
 
 // ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
+func ocannlMap70AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap70AVX2 called without assembly")
+}
 
 // ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap71AVX2 called without assembly") }
+func ocannlMap71AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap71AVX2 called without assembly")
+}
 
 // ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
+func ocannlMap72AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
 
 // ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
 
 // ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX2(c *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
+func ocannlMap74AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
 
 // ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX2(c, x0, x1, x2 *float32) {
@@ -1518,35 +1410,35 @@ func ocannlMap76AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap76AVX2 cal
 func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
 
 // ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
+func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
 
 // ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
+func ocannlMap79AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
+func ocannlMap80AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap80AVX2 called without assembly")
+}
 
 // ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap81AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
+func ocannlMap81AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
 
 // ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap82AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
 
 // ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap83AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
+func ocannlMap83AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
 // ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap84AVX2 called without assembly")
-}
+func ocannlMap84AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
 
 // ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap85AVX2 called without assembly")
-}
+func ocannlMap85AVX2(c *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
 
 // ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
+func ocannlMap86AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap86AVX2 called without assembly")
+}
 
 // ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap87AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
@@ -1555,9 +1447,7 @@ func ocannlMap87AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap87AVX2 cal
 func ocannlMap88AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
 
 // ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap89AVX2 called without assembly")
-}
+func ocannlMap89AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
 
 // ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap90AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
@@ -1566,15 +1456,13 @@ func ocannlMap90AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap90AVX2 cal
 func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
 
 // ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap92AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
+func ocannlMap92AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
 
 // ocannlMap93AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap93AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
 
 // ocannlMap94AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap94AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap94AVX2 called without assembly")
-}
+func ocannlMap94AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
 
 // ocannlMap95AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap95AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap95AVX2 called without assembly") }
@@ -1600,28 +1488,28 @@ func ocannlMap101AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap102AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap102AVX2(c, x0, x1 *float32) {
+func ocannlMap102AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap102AVX2 called without assembly")
 }
 
 // ocannlMap103AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap103AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap103AVX2 called without assembly")
-}
+func ocannlMap103AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap103AVX2 called without assembly") }
 
 // ocannlMap104AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap104AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap104AVX2 called without assembly") }
+func ocannlMap104AVX2(c *float32) { panic("ocannlgen: ocannlMap104AVX2 called without assembly") }
 
 // ocannlMap105AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap105AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap105AVX2 called without assembly")
-}
+func ocannlMap105AVX2(c *float32) { panic("ocannlgen: ocannlMap105AVX2 called without assembly") }
 
 // ocannlMap106AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap106AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap106AVX2 called without assembly") }
+func ocannlMap106AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap106AVX2 called without assembly")
+}
 
 // ocannlMap107AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap107AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap107AVX2 called without assembly") }
+func ocannlMap107AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap107AVX2 called without assembly")
+}
 
 // ocannlMap108AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap108AVX2(c, x0, x1 *float32) {
@@ -1629,34 +1517,40 @@ func ocannlMap108AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap109AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap109AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap109AVX2 called without assembly") }
+func ocannlMap109AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap109AVX2 called without assembly")
+}
 
 // ocannlMap110AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap110AVX2(c, x0, x1 *float32) {
+func ocannlMap110AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap110AVX2 called without assembly")
 }
 
 // ocannlMap111AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap111AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap111AVX2 called without assembly") }
+func ocannlMap111AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap111AVX2 called without assembly")
+}
 
 // ocannlMap112AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap112AVX2(c, x0, x1 *float32) {
+func ocannlMap112AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap112AVX2 called without assembly")
 }
 
 // ocannlMap113AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap113AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap113AVX2 called without assembly") }
+func ocannlMap113AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap113AVX2 called without assembly")
+}
 
 // ocannlMap114AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap114AVX2(c, x0, x1 *float32) {
+func ocannlMap114AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap114AVX2 called without assembly")
 }
 
 // ocannlMap115AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap115AVX2(c *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
+func ocannlMap115AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap115AVX2 called without assembly") }
 
 // ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap116AVX2(c, x0, x1, x2 *float32) {
+func ocannlMap116AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap116AVX2 called without assembly")
 }
 
@@ -1666,18 +1560,20 @@ func ocannlMap117AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlMap118AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap118AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap118AVX2 called without assembly")
-}
+func ocannlMap118AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap118AVX2 called without assembly") }
 
 // ocannlMap119AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap119AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
 
 // ocannlMap120AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap120AVX2(c *float32) { panic("ocannlgen: ocannlMap120AVX2 called without assembly") }
+func ocannlMap120AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap120AVX2 called without assembly")
+}
 
 // ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap121AVX2(c *float32) { panic("ocannlgen: ocannlMap121AVX2 called without assembly") }
+func ocannlMap121AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap121AVX2 called without assembly")
+}
 
 // ocannlMap122AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap122AVX2(c, x0, x1 *float32) {
@@ -1690,172 +1586,56 @@ func ocannlMap123AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap124AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap124AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap124AVX2 called without assembly")
-}
+func ocannlMap124AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap124AVX2 called without assembly") }
 
 // ocannlMap125AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap125AVX2(c, x0, x1, x2, x3 *float32) {
+func ocannlMap125AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap125AVX2 called without assembly")
 }
 
 // ocannlMap126AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap126AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap126AVX2 called without assembly")
-}
+func ocannlMap126AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap126AVX2 called without assembly") }
 
 // ocannlMap127AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap127AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap127AVX2 called without assembly")
-}
+func ocannlMap127AVX2(c *float32) { panic("ocannlgen: ocannlMap127AVX2 called without assembly") }
 
 // ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap128AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap128AVX2 called without assembly")
-}
+func ocannlMap128AVX2(c *float32) { panic("ocannlgen: ocannlMap128AVX2 called without assembly") }
 
 // ocannlMap129AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap129AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap129AVX2 called without assembly")
-}
+func ocannlMap129AVX2(c *float32) { panic("ocannlgen: ocannlMap129AVX2 called without assembly") }
 
 // ocannlMap130AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap130AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap130AVX2 called without assembly")
-}
+func ocannlMap130AVX2(c *float32) { panic("ocannlgen: ocannlMap130AVX2 called without assembly") }
 
 // ocannlMap131AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap131AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
+func ocannlMap131AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap131AVX2 called without assembly")
+}
 
 // ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap132AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap132AVX2 called without assembly")
-}
+func ocannlMap132AVX2(c *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
 
 // ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap133AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap133AVX2 called without assembly")
-}
+func ocannlMap133AVX2(c *float32) { panic("ocannlgen: ocannlMap133AVX2 called without assembly") }
 
 // ocannlMap134AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap134AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap134AVX2 called without assembly") }
+func ocannlMap134AVX2(c *float32) { panic("ocannlgen: ocannlMap134AVX2 called without assembly") }
 
 // ocannlMap135AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap135AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap135AVX2 called without assembly") }
+func ocannlMap135AVX2(c *float32) { panic("ocannlgen: ocannlMap135AVX2 called without assembly") }
 
 // ocannlMap136AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap136AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap136AVX2 called without assembly")
-}
+func ocannlMap136AVX2(c *float32) { panic("ocannlgen: ocannlMap136AVX2 called without assembly") }
 
 // ocannlMap137AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap137AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap137AVX2 called without assembly")
-}
+func ocannlMap137AVX2(c *float32) { panic("ocannlgen: ocannlMap137AVX2 called without assembly") }
 
 // ocannlMap138AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap138AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap138AVX2 called without assembly") }
+func ocannlMap138AVX2(c *float32) { panic("ocannlgen: ocannlMap138AVX2 called without assembly") }
 
 // ocannlMap139AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap139AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap139AVX2 called without assembly")
-}
-
-// ocannlMap140AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap140AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap140AVX2 called without assembly")
-}
-
-// ocannlMap141AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap141AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap141AVX2 called without assembly")
-}
-
-// ocannlMap142AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap142AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap142AVX2 called without assembly")
-}
-
-// ocannlMap143AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap143AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap143AVX2 called without assembly")
-}
-
-// ocannlMap144AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap144AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap144AVX2 called without assembly")
-}
-
-// ocannlMap145AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap145AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap145AVX2 called without assembly") }
-
-// ocannlMap146AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap146AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap146AVX2 called without assembly")
-}
-
-// ocannlMap147AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap147AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap147AVX2 called without assembly") }
-
-// ocannlMap148AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap148AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap148AVX2 called without assembly")
-}
-
-// ocannlMap149AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap149AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap149AVX2 called without assembly")
-}
-
-// ocannlMap150AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap150AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap150AVX2 called without assembly") }
-
-// ocannlMap151AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap151AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap151AVX2 called without assembly") }
-
-// ocannlMap152AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap152AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap152AVX2 called without assembly") }
-
-// ocannlMap153AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap153AVX2(c *float32) { panic("ocannlgen: ocannlMap153AVX2 called without assembly") }
-
-// ocannlMap154AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap154AVX2(c *float32) { panic("ocannlgen: ocannlMap154AVX2 called without assembly") }
-
-// ocannlMap155AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap155AVX2(c *float32) { panic("ocannlgen: ocannlMap155AVX2 called without assembly") }
-
-// ocannlMap156AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap156AVX2(c *float32) { panic("ocannlgen: ocannlMap156AVX2 called without assembly") }
-
-// ocannlMap157AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap157AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap157AVX2 called without assembly")
-}
-
-// ocannlMap158AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap158AVX2(c *float32) { panic("ocannlgen: ocannlMap158AVX2 called without assembly") }
-
-// ocannlMap159AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap159AVX2(c *float32) { panic("ocannlgen: ocannlMap159AVX2 called without assembly") }
-
-// ocannlMap160AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap160AVX2(c *float32) { panic("ocannlgen: ocannlMap160AVX2 called without assembly") }
-
-// ocannlMap161AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap161AVX2(c *float32) { panic("ocannlgen: ocannlMap161AVX2 called without assembly") }
-
-// ocannlMap162AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap162AVX2(c *float32) { panic("ocannlgen: ocannlMap162AVX2 called without assembly") }
-
-// ocannlMap163AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap163AVX2(c *float32) { panic("ocannlgen: ocannlMap163AVX2 called without assembly") }
-
-// ocannlMap164AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap164AVX2(c *float32) { panic("ocannlgen: ocannlMap164AVX2 called without assembly") }
-
-// ocannlMap165AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap165AVX2(c *float32) { panic("ocannlgen: ocannlMap165AVX2 called without assembly") }
+func ocannlMap139AVX2(c *float32) { panic("ocannlgen: ocannlMap139AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {
@@ -1933,12 +1713,12 @@ func ocannlReduce14AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce15AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX512 called without assembly")
 }
 
 // ocannlReduce16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX512(c, x0 *float32) {
+func ocannlReduce16AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX512 called without assembly")
 }
 
@@ -1948,17 +1728,17 @@ func ocannlReduce17AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce18AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce18AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX512 called without assembly")
 }
 
 // ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX512(c, x0, x1 *float32) {
+func ocannlReduce19AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
 }
 
 // ocannlReduce20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX512(c, x0 *float32) {
+func ocannlReduce20AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce20AVX512 called without assembly")
 }
 
@@ -1968,22 +1748,22 @@ func ocannlReduce21AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce22AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX512 called without assembly")
 }
 
 // ocannlReduce23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce23AVX512(c, x0 *float32) {
+func ocannlReduce23AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce23AVX512 called without assembly")
 }
 
 // ocannlReduce24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce24AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce24AVX512 called without assembly")
 }
 
 // ocannlReduce25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce25AVX512(c, x0 *float32) {
+func ocannlReduce25AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce25AVX512 called without assembly")
 }
 
@@ -2018,7 +1798,7 @@ func ocannlReduce31AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce32AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce32AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce32AVX512 called without assembly")
 }
 
@@ -2028,32 +1808,32 @@ func ocannlReduce33AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX512(c, x0 *float32) {
+func ocannlReduce34AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce34AVX512 called without assembly")
 }
 
 // ocannlReduce35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce35AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce35AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce35AVX512 called without assembly")
 }
 
 // ocannlReduce36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX512(c, x0, x1 *float32) {
+func ocannlReduce36AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce36AVX512 called without assembly")
 }
 
 // ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX512(c, x0 *float32) {
+func ocannlReduce37AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
 }
 
 // ocannlReduce38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce38AVX512(c, x0 *float32) {
+func ocannlReduce38AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce38AVX512 called without assembly")
 }
 
 // ocannlReduce39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce39AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce39AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce39AVX512 called without assembly")
 }
 
@@ -2073,7 +1853,7 @@ func ocannlReduce42AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce43AVX512(c, x0 *float32) {
+func ocannlReduce43AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce43AVX512 called without assembly")
 }
 
@@ -2098,7 +1878,7 @@ func ocannlReduce47AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX512(c, x0, x1, x2 *float32) {
+func ocannlReduce48AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce48AVX512 called without assembly")
 }
 
@@ -2108,13 +1888,23 @@ func ocannlReduce49AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX512(c, x0 *float32) {
+func ocannlReduce50AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce50AVX512 called without assembly")
 }
 
 // ocannlReduce51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce51AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce51AVX512 called without assembly")
+}
+
+// ocannlReduce52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce52AVX512 called without assembly")
+}
+
+// ocannlReduce53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce53AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce53AVX512 called without assembly")
 }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
@@ -2175,12 +1965,12 @@ func ocannlReduce14AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce15AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float32) {
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -2190,17 +1980,17 @@ func ocannlReduce17AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce18AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce18AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX2(c, x0, x1 *float32) {
+func ocannlReduce19AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
 }
 
 // ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX2(c, x0 *float32) {
+func ocannlReduce20AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }
 
@@ -2210,22 +2000,22 @@ func ocannlReduce21AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce22AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
 }
 
 // ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce23AVX2(c, x0 *float32) {
+func ocannlReduce23AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
 }
 
 // ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce24AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
 }
 
 // ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce25AVX2(c, x0 *float32) {
+func ocannlReduce25AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
 }
 
@@ -2260,7 +2050,7 @@ func ocannlReduce31AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce32AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce32AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
 }
 
@@ -2270,32 +2060,32 @@ func ocannlReduce33AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX2(c, x0 *float32) {
+func ocannlReduce34AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce34AVX2 called without assembly")
 }
 
 // ocannlReduce35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce35AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce35AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce35AVX2 called without assembly")
 }
 
 // ocannlReduce36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX2(c, x0, x1 *float32) {
+func ocannlReduce36AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce36AVX2 called without assembly")
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0 *float32) {
+func ocannlReduce37AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
 // ocannlReduce38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce38AVX2(c, x0 *float32) {
+func ocannlReduce38AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce38AVX2 called without assembly")
 }
 
 // ocannlReduce39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce39AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce39AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce39AVX2 called without assembly")
 }
 
@@ -2315,7 +2105,7 @@ func ocannlReduce42AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce43AVX2(c, x0 *float32) {
+func ocannlReduce43AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce43AVX2 called without assembly")
 }
 
@@ -2340,7 +2130,7 @@ func ocannlReduce47AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce48AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
@@ -2350,13 +2140,23 @@ func ocannlReduce49AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX2(c, x0 *float32) {
+func ocannlReduce50AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
 }
 
 // ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce51AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
+}
+
+// ocannlReduce52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce52AVX2 called without assembly")
+}
+
+// ocannlReduce53AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce53AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce53AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Family is a kernel family: what runs a loop nest.
@@ -236,13 +237,34 @@ func reduction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *l
 // FuseAcceptor is the loopir.FusePointwise acceptor of code with the
 // assembly tiers: the fused nest must be a map kernel when either nest
 // was one (a fused tree the kernels cannot run, such as one of more than
-// 6 operands, would fall back to Go loops).
+// 6 operands, would fall back to Go loops); a reader that accumulates
+// fuses only when it is a kernel and stays the same kind of kernel, a
+// reduction adding in the same order (a layer norm's squares fused into
+// their row sum keep its bits).
 func FuseAcceptor(tiers []asm.Config, p *loopir.Program, elem string) loopir.Acceptor {
 	isMap := func(loops []*loopir.For, st *loopir.Store) bool {
 		_, ok := Try(Map, tiers, p, loops, st, Query{Elem: elem, Inlined: true})
 		return ok
 	}
+	reduce := func(loops []*loopir.For, st *loopir.Store) *asm.ReduceNest {
+		c, _ := Try(Reduce, tiers, p, loops, st, Query{Elem: elem})
+		return c.Reduce
+	}
 	return func(wl []*loopir.For, w *loopir.Store, rl []*loopir.For, r, fused *loopir.Store) bool {
+		if r.Accumulate && r.Accum != ops.NoAccum {
+			// A reader that accumulates: a map kernel (c += f) stays
+			// one; a reduction kernel stays one that adds in the same
+			// order (the same rows of the same length, the same Go
+			// loops around it), so that the sum keeps its bits. A sum
+			// of exps, which no reduction kernel runs, keeps the vector
+			// exp of its map; Go loops stay as they are.
+			if isMap(rl, r) {
+				return isMap(rl, fused)
+			}
+			a, b := reduce(rl, r), reduce(rl, fused)
+			return a != nil && b != nil && a.Spec.Kind == b.Spec.Kind && a.Spec.N == b.Spec.N &&
+				a.Spec.Rows == b.Spec.Rows && len(a.Outer) == len(b.Outer) && a.OuterReduces == b.OuterReduces
+		}
 		return isMap(rl, fused) || !isMap(wl, w) && !isMap(rl, r)
 	}
 }

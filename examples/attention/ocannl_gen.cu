@@ -6068,8 +6068,8 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
     }
 }
 
-// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
-extern "C" __global__ void ocannlReverserBackward_op29_172(float* __restrict__ t44, float* __restrict__ t117, float* __restrict__ t119, float* __restrict__ t120) {
+// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
+extern "C" __global__ void ocannlReverserBackward_op29_172(float* __restrict__ t45, float* __restrict__ t117, float* __restrict__ t119, float* __restrict__ t120) {
   // Fused with: backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 16384) return;
@@ -6078,7 +6078,7 @@ extern "C" __global__ void ocannlReverserBackward_op29_172(float* __restrict__ t
   const int i1 = px % 8; px /= 8;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t44[512 * i0 + 64 * i1 + i2] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t45[512 * i0 + 64 * i1 + i2] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t120[512 * i0 + 64 * i1 + i2] : (float)0);
     float old = t119[512 * i0 + 64 * i1 + i2];
     t119[512 * i0 + 64 * i1 + i2] = old + v1;
@@ -8986,7 +8986,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
 // @ocannl launch ocannlReverserBackward_op31_169 grid=1,1,1 block=256 sync=0 args=123,124
 // @ocannl launch ocannlReverserBackward_op30_170 grid=1,1,1 block=256 sync=1 args=45,121,122
 // @ocannl launch ocannlReverserBackward_op30_171 grid=4,1,1 block=256 sync=1 args=46,120,122
-// @ocannl launch ocannlReverserBackward_op29_172 grid=64,1,1 block=256 sync=0 args=44,117,119,120
+// @ocannl launch ocannlReverserBackward_op29_172 grid=64,1,1 block=256 sync=0 args=45,117,119,120
 // @ocannl launch ocannlReverserBackward_op28_173 grid=1,1,1 block=256 sync=0 args=118,119
 // @ocannl launch ocannlReverserBackward_op27_174 grid=1,1,1 block=256 sync=1 args=40,116,117
 // @ocannl launch ocannlReverserBackward_op27_175 grid=4,1,1 block=256 sync=1 args=41,115,117

@@ -563,7 +563,7 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	_dim_d.2: 1 (dim, constant)
 //	net.layer_norm#1/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local)
 //	_net.layer_norm#1/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
 //	net.layer_norm#1/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -589,7 +589,7 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	_dim_d.4: 1 (dim, constant)
 //	net.layer_norm#2/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
 //	net.layer_norm#2/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
-//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
+//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local)
 //	_net.layer_norm#2/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.layer_norm#2/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
@@ -778,17 +778,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	      net.layer_norm#1/centered[i0, i1, i2] = net.layer_norm#1/x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 //	for i0 in 0..31:
@@ -866,17 +862,13 @@ func (r *ocannlReverserRunner) Predict(tokens *[64][8][10]float32) *[64][8][10]f
 //	      net.layer_norm#2/centered[i0, i1, i2] = net.layer_norm#2/x[i0, i1, i2] - net.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/var.1[i0, i1, i2] = net.layer_norm#2/centered[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+//	# _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1, with _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered fused
 //	fill _net.layer_norm#2/var.2 with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net.layer_norm#2/var.2[i0, i1, 0] += _net.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.layer_norm#2/var.2[i0, i1, 0] += net.layer_norm#2/centered[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..31:
@@ -1200,25 +1192,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserTrainLossPart12Records.Get()
 	rec13.scratch = scratch
@@ -1245,9 +1219,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap7AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap7AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
@@ -1261,9 +1235,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap8AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0]
@@ -1277,9 +1251,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap9AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap9AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1371,25 +1345,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 		}
 	}
 
-	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1, with _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered fused
 	// 8 parts of i0 on the pool.
 	rec19 := ocannlReverserTrainLossPart18Records.Get()
 	rec19.scratch = scratch
@@ -1416,9 +1372,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap7AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap7AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -1432,9 +1388,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap8AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -1448,9 +1404,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap9AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap9AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1490,9 +1446,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap12AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1508,9 +1464,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1528,9 +1484,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1547,9 +1503,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap14AVX512(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap14AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1565,9 +1521,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1585,7 +1541,7 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
@@ -1599,9 +1555,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap16AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap16AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -1619,9 +1575,9 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc19 := float32(0)
@@ -1664,7 +1620,6 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_1_mean_1        [32][8][1]float32
 	net_layer_norm_1_mean          [32][8][1]float32
 	net_layer_norm_1_centered      [32][8][32]float32
-	net_layer_norm_1_var_1         [32][8][32]float32
 	net_layer_norm_1_var_2         [32][8][1]float32
 	net_layer_norm_1_var           [32][8][1]float32
 	net_x1_2                       [32][8][1]float32
@@ -1677,7 +1632,6 @@ type ocannlReverserTrainLossScratch struct {
 	net_layer_norm_2_mean_1        [32][8][1]float32
 	net_layer_norm_2_mean          [32][8][1]float32
 	net_layer_norm_2_centered      [32][8][32]float32
-	net_layer_norm_2_var_1         [32][8][32]float32
 	net_layer_norm_2_var_2         [32][8][1]float32
 	net_layer_norm_2_var           [32][8][1]float32
 	net_x2_2                       [32][8][1]float32
@@ -2129,19 +2083,19 @@ type ocannlReverserTrainLossPart12 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j14 int) {
 	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
+		ocannlReduce3AVX512(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_centered[4*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
+		ocannlReduce3AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_centered[4*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j14][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+4*j14][i1]
 				acc11 := float32(0)
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					acc11 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0+4*j14][i1][0] = acc11
 			}
@@ -2200,9 +2154,9 @@ func (r16 *ocannlReverserTrainLossPart14) Part(j17 int) {
 	pNetDense1B, scratch := r16.pNetDense1B, r16.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
+		ocannlMap10AVX512(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
+		ocannlMap10AVX2(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
@@ -2271,9 +2225,9 @@ func (r18 *ocannlReverserTrainLossPart16) Part(j19 int) {
 	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
 	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
+		ocannlMap11AVX512(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
+		ocannlMap11AVX2(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
@@ -2332,19 +2286,19 @@ type ocannlReverserTrainLossPart18 struct {
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r20 *ocannlReverserTrainLossPart18) Part(j22 int) {
 	scratch := r20.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_var_1[4*j22][0][0])
+		ocannlReduce3AVX512(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_centered[4*j22][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_var_1[4*j22][0][0])
+		ocannlReduce3AVX2(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_centered[4*j22][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j22][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+4*j22][i1]
 				acc15 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc15 += net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_2_var_2[i0+4*j22][i1][0] = acc15
 			}
@@ -2390,7 +2344,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_dim_d.2: 1 (dim, constant)
 //	net.layer_norm#1/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 32,8 | 32 (let, local)
 //	_net.layer_norm#1/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
 //	net.layer_norm#1/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -2405,7 +2359,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	net.dense#1.w: 32 -> 64 (param, parameter pNetDense1W)
 //	_net.linear#1/x.1: 32,8 | 64 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 64 (param, parameter pNetDense1B)
-//	_net.linear#1/x.2: 32,8 | 64 (let, local, in scratch field net_linear_1_x_2)
+//	_net.linear#1/x.2: 32,8 | 64 (let, local)
 //	net.linear#1/x: 32,8 | 64 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 64 -> 32 (param, parameter pNetLinear1W)
 //	_net.layer_norm#2/x.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_x_1)
@@ -2416,7 +2370,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_dim_d.4: 1 (dim, constant)
 //	net.layer_norm#2/mean: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
 //	net.layer_norm#2/centered: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
-//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
+//	_net.layer_norm#2/var.1: 32,8 | 32 (let, local)
 //	_net.layer_norm#2/var.2: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.layer_norm#2/var: 32,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
@@ -2467,7 +2421,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_net.layer_norm#1/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_1_grad)
 //	net.layer_norm#1/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_mean_grad)
 //	net.layer_norm#1/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_centered_grad)
-//	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_1_var_1_grad)
+//	_net.layer_norm#1/var.1.grad: [32 8 32] (let, local)
 //	_net.layer_norm#1/var.2.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_var_2_grad)
 //	net.layer_norm#1/var.grad: [32 8 1] (let, local, in scratch field net_layer_norm_1_var_grad)
 //	net.layer_norm#1.gamma.grad: [32] (let, output parameter gNetLayerNorm1Gamma)
@@ -2490,7 +2444,7 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	_net.layer_norm#2/mean.1.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_1_grad)
 //	net.layer_norm#2/mean.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_mean_grad)
 //	net.layer_norm#2/centered.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_centered_grad)
-//	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local, in scratch field net_layer_norm_2_var_1_grad)
+//	_net.layer_norm#2/var.1.grad: [32 8 32] (let, local)
 //	_net.layer_norm#2/var.2.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_var_2_grad)
 //	net.layer_norm#2/var.grad: [32 8 1] (let, local, in scratch field net_layer_norm_2_var_grad)
 //	net.layer_norm#2.gamma.grad: [32] (let, output parameter gNetLayerNorm2Gamma)
@@ -2506,11 +2460,11 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	train.cross_entropy#1/logits.grad: [32 8 10] (let, local)
 //	train.cross_entropy#1/m.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [32 8 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [32 8 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 8 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [32 8 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [32 8 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [32 8 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -2686,17 +2640,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	      net.layer_norm#1/centered[i0, i1, i2] = net.layer_norm#1/x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 //	for i0 in 0..31:
@@ -2736,16 +2686,12 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	        _net.linear#1/x.1[i0, i1, i2] += net.dense#1.w[i2, i3] * net/x1[i0, i1, i3]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..63:
-//	      _net.linear#1/x.2[i0, i1, i2] = _net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..63:
-//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.2[i0, i1, i2])
+//	      net.linear#1/x[i0, i1, i2] = relu(_net.linear#1/x.1[i0, i1, i2] + net.dense#1.b[i2])
 //
 //	# _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _net.layer_norm#2/x.1 with 0
@@ -2782,17 +2728,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	      net.layer_norm#2/centered[i0, i1, i2] = net.layer_norm#2/x[i0, i1, i2] - net.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/var.1[i0, i1, i2] = net.layer_norm#2/centered[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+//	# _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1, with _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered fused
 //	fill _net.layer_norm#2/var.2 with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net.layer_norm#2/var.2[i0, i1, 0] += _net.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.layer_norm#2/var.2[i0, i1, 0] += net.layer_norm#2/centered[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..31:
@@ -2909,7 +2851,6 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -2926,7 +2867,6 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill _net.layer_norm#2/mean.1.grad with 0
 //	fill net.layer_norm#2/mean.grad with 0
 //	fill net.layer_norm#2/centered.grad with 0
-//	fill _net.layer_norm#2/var.1.grad with 0
 //	fill _net.layer_norm#2/var.2.grad with 0
 //	fill net.layer_norm#2/var.grad with 0
 //	fill net.layer_norm#2.gamma.grad with 0
@@ -2938,11 +2878,9 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	fill net.linear#2.w.grad with 0
 //	fill net.linear#2.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -2956,17 +2894,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	# backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[0]
+//	# backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
 //	# backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -2981,17 +2915,13 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..9:
-//	      _train.cross_entropy#1/logp.1.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..9:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -3085,23 +3015,19 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    _net.layer_norm#2/var.2.grad[i0, i1, 0] += net.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/var.1.grad[i0, i1, i2] += _net.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad (the copy elided: _net.layer_norm#2/var.1.grad reads _net.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/centered.grad[i0, i1, i2] += _net.layer_norm#2/var.1.grad[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
+//	      net.layer_norm#2/centered.grad[i0, i1, i2] += _net.layer_norm#2/var.2.grad[i0, i1, 0] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#2/centered.grad[i0, i1, i2] += net.layer_norm#2/centered[i0, i1, i2] * _net.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#2/centered.grad[i0, i1, i2] += net.layer_norm#2/centered[i0, i1, i2] * _net.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad (the copy elided: net.layer_norm#2/x.grad reads net.layer_norm#2/centered.grad)
 //
@@ -3148,11 +3074,11 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	      for i3 in 0..63:
 //	        net.linear#1/x.grad[i0, i1, i3] += net.linear#1.w[i2, i3] * net.layer_norm#2/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+//	# backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..63:
-//	      _net.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.linear#1/x.2[i0, i1, i2], net.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.linear#1/x[i0, i1, i2], net.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad (the copy elided: _net.linear#1/x.1.grad reads _net.linear#1/x.2.grad)
 //
@@ -3223,23 +3149,19 @@ var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart1
 //	  for i1 in 0..7:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.3[0]
 //
-//	# backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad (the copy elided: net.layer_norm#1/x.grad reads net.layer_norm#1/centered.grad)
 //
@@ -3675,25 +3597,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlReverserBackwardPart12Records.Get()
 	rec13.scratch = scratch
@@ -3720,9 +3624,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap17AVX512(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
+		ocannlMap17AVX2(&scratch.net_x1_1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3738,9 +3642,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap7AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap7AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
@@ -3754,9 +3658,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap8AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0]
@@ -3770,9 +3674,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3 fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap18AVX512(&scratch.net_x1[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap18AVX2(&scratch.net_x1[0][0][0], &scratch.net_x1_1[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3792,37 +3696,32 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	rec14.pNetDense1W = pNetDense1W
 	rec14.scratch = scratch
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	// 8 parts of i0 on the pool.
 	rec15 := ocannlReverserBackwardPart14Records.Get()
 	rec15.pNetDense1B = pNetDense1B
 	rec15.scratch = scratch
 
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.scratch = scratch
-
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.pNetLinear1W = pNetLinear1W
-	rec17.scratch = scratch
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.pNetLinear1W = pNetLinear1W
+	rec16.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.pNetLinear1B = pNetLinear1B
-	rec18.scratch = scratch
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.pNetLinear1B = pNetLinear1B
+	rec17.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.scratch = scratch
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.scratch = scratch
 
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec14, rec15, rec16, rec17, rec18, rec19)
+	region.RunSeq(8, rec14, rec15, rec16, rec17, rec18)
 	*rec14 = ocannlReverserBackwardPart13{}
 	ocannlReverserBackwardPart13Records.Put(rec14)
 	*rec15 = ocannlReverserBackwardPart14{}
@@ -3833,8 +3732,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart16Records.Put(rec17)
 	*rec18 = ocannlReverserBackwardPart17{}
 	ocannlReverserBackwardPart17Records.Put(rec18)
-	*rec19 = ocannlReverserBackwardPart18{}
-	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
@@ -3871,31 +3768,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// float32 pointwise kernel over 8192 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1, with _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered fused
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.scratch = scratch
-	region.Run(rec20, 8)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
@@ -3916,9 +3795,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered
 	// float32 pointwise kernel over 256 rows of 32 elements (c = mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap17AVX512(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
+		ocannlMap17AVX2(&scratch.net_x2_1[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -3934,9 +3813,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap7AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap7AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -3950,9 +3829,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 256 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap8AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap8AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -3966,9 +3845,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3 fused
 	// float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap18AVX512(&scratch.net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap18AVX2(&scratch.net_x2[0][0][0], &scratch.net_x2_1[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4008,9 +3887,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b
 	// float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap12AVX512(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
+		ocannlMap12AVX2(&scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4026,9 +3905,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 256 rows of 10 elements into 256 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4046,9 +3925,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 256 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap13AVX512(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
+		ocannlMap13AVX2(&scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4065,9 +3944,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 2560 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap14AVX512(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
+		ocannlMap14AVX2(&scratch.train_cross_entropy_1_logp_1[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4083,9 +3962,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 256 rows of 10 elements into 256 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce4AVX512(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce5AVX512(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce5AVX2(&scratch.train_cross_entropy_1_logp_2[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4103,7 +3982,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap15AVX2(&scratch.train_cross_entropy_1_logp_3[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2Row := &scratch.train_cross_entropy_1_logp_2[i0]
@@ -4117,9 +3996,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.1 = pointwise "*." of targets, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap16AVX512(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
+		ocannlMap16AVX2(&scratch.train_1[0][0][0], &targets[0][0][0], &scratch.train_cross_entropy_1_z[0][0][0], &scratch.train_cross_entropy_1_logp_3[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4137,9 +4016,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 2560 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX512(&train_2[0], &scratch.train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&train_2[0], &scratch.train_1[0][0][0])
+		ocannlReduce6AVX2(&train_2[0], &scratch.train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc19 := float32(0)
@@ -4189,40 +4068,21 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 54 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
-	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [32][8][10]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_1_gradRow := &scratch.train_1_grad[i0][i1]
-				for i2 := range 10 {
-					train_1_gradRow[i2] += train_2_gradV
-				}
-			}
-		}
-	}
-
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][8][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				targetsRow2 := &targets[i0][i1]
-				train_1_gradRow2 := &scratch.train_1_grad[i0][i1]
 				train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+					train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_2_gradV
 				}
 			}
 		}
@@ -4231,9 +4091,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4251,9 +4111,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4266,39 +4126,20 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		}
 	}
 
-	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
 	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [32][8][10]float32{}
 		for i0 := range 32 {
 			for i1 := range 8 {
 				train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][i1][0]
-				train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
-				for i2 := range 10 {
-					train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 48 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_1[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0][i1]
 				train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0][i1]
 				train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
-					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+					train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 				}
 			}
 		}
@@ -4307,9 +4148,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 256 rows of 10 elements into 256 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce6AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4327,13 +4168,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+		ocannlMap22AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else {
-		for j25 := range 32 {
-			for j26 := range 8 {
-				scratch.train_cross_entropy_1_m_argmax_46[j25][j26][0] = 10
+		for j24 := range 32 {
+			for j25 := range 8 {
+				scratch.train_cross_entropy_1_m_argmax_46[j24][j25][0] = 10
 			}
 		}
 	}
@@ -4341,9 +4182,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
 	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce7AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+		ocannlReduce8AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+		ocannlReduce8AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4352,15 +4193,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
 				acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
 				for i2 := range 10 {
-					var r22 float32
+					var r21 float32
 					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-						r22 = 1
+						r21 = 1
 					}
-					r23 := float32(10)
-					if r22 != 0 {
-						r23 = scratch.ordinals_1[i2]
+					r22 := float32(10)
+					if r21 != 0 {
+						r22 = scratch.ordinals_1[i2]
 					}
-					acc22 = min(acc22, r23)
+					acc22 = min(acc22, r22)
 				}
 				scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
 			}
@@ -4370,9 +4211,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
+		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_m_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4380,15 +4221,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0][i1]
 				for i2 := range 10 {
-					var r24 float32
+					var r23 float32
 					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_46V {
-						r24 = 1
+						r23 = 1
 					}
-					r25 := float32(0)
-					if r24 != 0 {
-						r25 = train_cross_entropy_1_m_gradV
+					r24 := float32(0)
+					if r23 != 0 {
+						r24 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logp_gradRow5[i2] += r25
+					train_cross_entropy_1_logp_gradRow5[i2] += r24
 				}
 			}
 		}
@@ -4397,9 +4238,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce8AVX512(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce9AVX512(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce9AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
@@ -4485,51 +4326,51 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.scratch = scratch
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.scratch = scratch
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.scratch = scratch
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec21, rec22, rec23)
+	region.RunSeq(8, rec20, rec21, rec22)
 	// The 8 partial sums, added in part order.
-	for j28 := range 32 {
-		acc26 := gNetLayerNorm2Beta[j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[0][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[1][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[2][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[3][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[4][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[5][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[6][j28]
-		acc26 += rec21.gNetLayerNorm2BetaPartial[7][j28]
-		gNetLayerNorm2Beta[j28] = acc26
+	for j27 := range 32 {
+		acc26 := gNetLayerNorm2Beta[j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[0][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[1][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[2][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[3][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[4][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[5][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[6][j27]
+		acc26 += rec20.gNetLayerNorm2BetaPartial[7][j27]
+		gNetLayerNorm2Beta[j27] = acc26
 	}
-	rec21.scratch = nil
+	rec20.scratch = nil
+	ocannlReverserBackwardPart19Records.Put(rec20)
+	*rec21 = ocannlReverserBackwardPart20{}
 	ocannlReverserBackwardPart20Records.Put(rec21)
 	*rec22 = ocannlReverserBackwardPart21{}
 	ocannlReverserBackwardPart21Records.Put(rec22)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		scratch.net_x2_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4545,9 +4386,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4564,9 +4405,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4580,58 +4421,52 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec24.scratch = scratch
+
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
 	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
 	rec25.scratch = scratch
 
-	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_2_var_1_grad = [32][8][32]float32{}
-	}
+	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec26 := ocannlReverserBackwardPart25Records.Get()
 	rec26.scratch = scratch
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
+	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
 	rec27 := ocannlReverserBackwardPart26Records.Get()
 	rec27.scratch = scratch
 
-	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
-
-	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
-	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec24, rec25, rec26, rec27, rec28, rec29)
+	region.RunSeq(8, rec23, rec24, rec25, rec26, rec27)
 	// The 8 partial sums, added in part order.
-	for j33 := range 32 {
-		acc29 := gNetLayerNorm2Gamma[j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[0][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[1][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[2][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[3][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[4][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[5][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[6][j33]
-		acc29 += rec24.gNetLayerNorm2GammaPartial[7][j33]
-		gNetLayerNorm2Gamma[j33] = acc29
+	for j32 := range 32 {
+		acc29 := gNetLayerNorm2Gamma[j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[0][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[1][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[2][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[3][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[4][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[5][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[6][j32]
+		acc29 += rec23.gNetLayerNorm2GammaPartial[7][j32]
+		gNetLayerNorm2Gamma[j32] = acc29
 	}
-	rec24.scratch = nil
+	rec23.scratch = nil
+	ocannlReverserBackwardPart22Records.Put(rec23)
+	*rec24 = ocannlReverserBackwardPart23{}
 	ocannlReverserBackwardPart23Records.Put(rec24)
 	*rec25 = ocannlReverserBackwardPart24{}
 	ocannlReverserBackwardPart24Records.Put(rec25)
@@ -4639,17 +4474,13 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart25Records.Put(rec26)
 	*rec27 = ocannlReverserBackwardPart26{}
 	ocannlReverserBackwardPart26Records.Put(rec27)
-	*rec28 = ocannlReverserBackwardPart27{}
-	ocannlReverserBackwardPart27Records.Put(rec28)
-	*rec29 = ocannlReverserBackwardPart28{}
-	ocannlReverserBackwardPart28Records.Put(rec29)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4664,9 +4495,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 33 (_net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_layer_norm_2_centered_grad[0][0][0], &scratch.net_layer_norm_2_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4681,158 +4512,158 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.scratch = scratch
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.scratch = scratch
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.pNetLinear1W = pNetLinear1W
-	rec32.scratch = scratch
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.pNetLinear1W = pNetLinear1W
+	rec30.scratch = scratch
 
-	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
 
 	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec30, rec31, rec32, rec33, rec34)
+	region.RunSeq(8, rec28, rec29, rec30, rec31, rec32)
+	// The 8 partial sums, added in part order.
+	for j40 := range 32 {
+		acc32 := gNetLinear1B[j40]
+		acc32 += rec28.gNetLinear1BPartial[0][j40]
+		acc32 += rec28.gNetLinear1BPartial[1][j40]
+		acc32 += rec28.gNetLinear1BPartial[2][j40]
+		acc32 += rec28.gNetLinear1BPartial[3][j40]
+		acc32 += rec28.gNetLinear1BPartial[4][j40]
+		acc32 += rec28.gNetLinear1BPartial[5][j40]
+		acc32 += rec28.gNetLinear1BPartial[6][j40]
+		acc32 += rec28.gNetLinear1BPartial[7][j40]
+		gNetLinear1B[j40] = acc32
+	}
+	rec28.scratch = nil
+	ocannlReverserBackwardPart27Records.Put(rec28)
 	// The 8 partial sums, added in part order.
 	for j42 := range 32 {
-		acc32 := gNetLinear1B[j42]
-		acc32 += rec30.gNetLinear1BPartial[0][j42]
-		acc32 += rec30.gNetLinear1BPartial[1][j42]
-		acc32 += rec30.gNetLinear1BPartial[2][j42]
-		acc32 += rec30.gNetLinear1BPartial[3][j42]
-		acc32 += rec30.gNetLinear1BPartial[4][j42]
-		acc32 += rec30.gNetLinear1BPartial[5][j42]
-		acc32 += rec30.gNetLinear1BPartial[6][j42]
-		acc32 += rec30.gNetLinear1BPartial[7][j42]
-		gNetLinear1B[j42] = acc32
-	}
-	rec30.scratch = nil
-	ocannlReverserBackwardPart29Records.Put(rec30)
-	// The 8 partial sums, added in part order.
-	for j44 := range 32 {
-		for j45 := range 64 {
-			acc33 := gNetLinear1W[64*j44+j45]
-			acc33 += rec31.gNetLinear1WPartial[0][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[1][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[2][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[3][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[4][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[5][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[6][j44][j45]
-			acc33 += rec31.gNetLinear1WPartial[7][j44][j45]
-			gNetLinear1W[64*j44+j45] = acc33
+		for j43 := range 64 {
+			acc33 := gNetLinear1W[64*j42+j43]
+			acc33 += rec29.gNetLinear1WPartial[0][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[1][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[2][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[3][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[4][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[5][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[6][j42][j43]
+			acc33 += rec29.gNetLinear1WPartial[7][j42][j43]
+			gNetLinear1W[64*j42+j43] = acc33
 		}
 	}
-	rec31.scratch = nil
+	rec29.scratch = nil
+	ocannlReverserBackwardPart28Records.Put(rec29)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
+	*rec31 = ocannlReverserBackwardPart30{}
 	ocannlReverserBackwardPart30Records.Put(rec31)
-	*rec32 = ocannlReverserBackwardPart31{}
-	ocannlReverserBackwardPart31Records.Put(rec32)
-	*rec33 = ocannlReverserBackwardPart32{}
-	ocannlReverserBackwardPart32Records.Put(rec33)
 	// The 8 partial sums, added in part order.
-	for j49 := range 64 {
-		acc36 := gNetDense1B[j49]
-		acc36 += rec34.gNetDense1BPartial[0][j49]
-		acc36 += rec34.gNetDense1BPartial[1][j49]
-		acc36 += rec34.gNetDense1BPartial[2][j49]
-		acc36 += rec34.gNetDense1BPartial[3][j49]
-		acc36 += rec34.gNetDense1BPartial[4][j49]
-		acc36 += rec34.gNetDense1BPartial[5][j49]
-		acc36 += rec34.gNetDense1BPartial[6][j49]
-		acc36 += rec34.gNetDense1BPartial[7][j49]
-		gNetDense1B[j49] = acc36
+	for j47 := range 64 {
+		acc36 := gNetDense1B[j47]
+		acc36 += rec32.gNetDense1BPartial[0][j47]
+		acc36 += rec32.gNetDense1BPartial[1][j47]
+		acc36 += rec32.gNetDense1BPartial[2][j47]
+		acc36 += rec32.gNetDense1BPartial[3][j47]
+		acc36 += rec32.gNetDense1BPartial[4][j47]
+		acc36 += rec32.gNetDense1BPartial[5][j47]
+		acc36 += rec32.gNetDense1BPartial[6][j47]
+		acc36 += rec32.gNetDense1BPartial[7][j47]
+		gNetDense1B[j47] = acc36
 	}
-	rec34.scratch = nil
-	ocannlReverserBackwardPart33Records.Put(rec34)
+	rec32.scratch = nil
+	ocannlReverserBackwardPart31Records.Put(rec32)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetDense1W = [2048]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.gNetDense1W = gNetDense1W
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.gNetDense1W = gNetDense1W
+	rec33.scratch = scratch
+	region.Run(rec33, 8)
+	*rec33 = ocannlReverserBackwardPart32{}
+	ocannlReverserBackwardPart32Records.Put(rec33)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.pNetDense1W = pNetDense1W
-	rec36.scratch = scratch
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.pNetDense1W = pNetDense1W
+	rec34.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec36, rec37, rec38, rec39)
+	region.RunSeq(8, rec34, rec35, rec36, rec37)
+	*rec34 = ocannlReverserBackwardPart33{}
+	ocannlReverserBackwardPart33Records.Put(rec34)
+	// The 8 partial sums, added in part order.
+	for j51 := range 32 {
+		acc39 := gNetLayerNorm1Beta[j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[0][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[1][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[2][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[3][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[4][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[5][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[6][j51]
+		acc39 += rec35.gNetLayerNorm1BetaPartial[7][j51]
+		gNetLayerNorm1Beta[j51] = acc39
+	}
+	rec35.scratch = nil
+	ocannlReverserBackwardPart34Records.Put(rec35)
 	*rec36 = ocannlReverserBackwardPart35{}
 	ocannlReverserBackwardPart35Records.Put(rec36)
-	// The 8 partial sums, added in part order.
-	for j53 := range 32 {
-		acc39 := gNetLayerNorm1Beta[j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[0][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[1][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[2][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[3][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[4][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[5][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[6][j53]
-		acc39 += rec37.gNetLayerNorm1BetaPartial[7][j53]
-		gNetLayerNorm1Beta[j53] = acc39
-	}
-	rec37.scratch = nil
+	*rec37 = ocannlReverserBackwardPart36{}
 	ocannlReverserBackwardPart36Records.Put(rec37)
-	*rec38 = ocannlReverserBackwardPart37{}
-	ocannlReverserBackwardPart37Records.Put(rec38)
-	*rec39 = ocannlReverserBackwardPart38{}
-	ocannlReverserBackwardPart38Records.Put(rec39)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap25AVX512(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+		ocannlMap25AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		scratch.net_x1_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4848,9 +4679,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+		ocannlMap26AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4867,9 +4698,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4883,76 +4714,66 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec39.scratch = scratch
+
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
+
+	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
 	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
 	rec41.scratch = scratch
 
-	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
-	}
+	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
 	rec42 := ocannlReverserBackwardPart41Records.Get()
 	rec42.scratch = scratch
 
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
-
-	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
-
-	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
-	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
-
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec40, rec41, rec42, rec43, rec44, rec45)
+	region.RunSeq(8, rec38, rec39, rec40, rec41, rec42)
 	// The 8 partial sums, added in part order.
-	for j58 := range 32 {
-		acc42 := gNetLayerNorm1Gamma[j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[0][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[1][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[2][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[3][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[4][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[5][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[6][j58]
-		acc42 += rec40.gNetLayerNorm1GammaPartial[7][j58]
-		gNetLayerNorm1Gamma[j58] = acc42
+	for j56 := range 32 {
+		acc42 := gNetLayerNorm1Gamma[j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[0][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[1][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[2][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[3][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[4][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[5][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[6][j56]
+		acc42 += rec38.gNetLayerNorm1GammaPartial[7][j56]
+		gNetLayerNorm1Gamma[j56] = acc42
 	}
-	rec40.scratch = nil
+	rec38.scratch = nil
+	ocannlReverserBackwardPart37Records.Put(rec38)
+	*rec39 = ocannlReverserBackwardPart38{}
+	ocannlReverserBackwardPart38Records.Put(rec39)
+	*rec40 = ocannlReverserBackwardPart39{}
 	ocannlReverserBackwardPart39Records.Put(rec40)
 	*rec41 = ocannlReverserBackwardPart40{}
 	ocannlReverserBackwardPart40Records.Put(rec41)
 	*rec42 = ocannlReverserBackwardPart41{}
 	ocannlReverserBackwardPart41Records.Put(rec42)
-	*rec43 = ocannlReverserBackwardPart42{}
-	ocannlReverserBackwardPart42Records.Put(rec43)
-	*rec44 = ocannlReverserBackwardPart43{}
-	ocannlReverserBackwardPart43Records.Put(rec44)
-	*rec45 = ocannlReverserBackwardPart44{}
-	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+		ocannlMap28AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [32][8][1]float32{}
 		for i0 := range 32 {
@@ -4967,9 +4788,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 16 (_net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#1/x): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
+		ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[0][0][0], &scratch.net_layer_norm_1_mean_1_grad[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
@@ -4987,36 +4808,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		*gNetAttention1WO = [1024]float32{}
 	}
 	// 8 parts of i2 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.gNetAttention1WO = gNetAttention1WO
-	rec46.scratch = scratch
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.gNetAttention1WO = gNetAttention1WO
+	rec43.scratch = scratch
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.pNetAttention1WO = pNetAttention1WO
-	rec47.scratch = scratch
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.pNetAttention1WO = pNetAttention1WO
+	rec44.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.scratch = scratch
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec46, rec47, rec48)
-	*rec46 = ocannlReverserBackwardPart45{}
-	ocannlReverserBackwardPart45Records.Put(rec46)
-	*rec47 = ocannlReverserBackwardPart46{}
-	ocannlReverserBackwardPart46Records.Put(rec47)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
+	region.RunSeq(8, rec43, rec44, rec45)
+	*rec43 = ocannlReverserBackwardPart42{}
+	ocannlReverserBackwardPart42Records.Put(rec43)
+	*rec44 = ocannlReverserBackwardPart43{}
+	ocannlReverserBackwardPart43Records.Put(rec44)
+	*rec45 = ocannlReverserBackwardPart44{}
+	ocannlReverserBackwardPart44Records.Put(rec45)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5053,9 +4874,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap33AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+		ocannlMap33AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		scratch.net_attention_1_ex_grad = [32][8][4][8]float32{}
 		for i0 := range 32 {
@@ -5077,14 +4898,14 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// float32 pointwise kernel over 1024 elements (c = 8): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
-		for j73 := range 32 {
-			for j74 := range 8 {
-				for j75 := range 4 {
-					scratch.net_attention_1_m_argmax_8[j73][j74][j75][0] = 8
+		for j70 := range 32 {
+			for j71 := range 8 {
+				for j72 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j70][j71][j72][0] = 8
 				}
 			}
 		}
@@ -5092,48 +4913,54 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.scratch = scratch
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.scratch = scratch
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec49, rec50, rec51, rec52, rec53, rec54, rec55)
+	region.RunSeq(8, rec46, rec47, rec48, rec49, rec50, rec51, rec52)
+	*rec46 = ocannlReverserBackwardPart45{}
+	ocannlReverserBackwardPart45Records.Put(rec46)
+	*rec47 = ocannlReverserBackwardPart46{}
+	ocannlReverserBackwardPart46Records.Put(rec47)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
 	*rec49 = ocannlReverserBackwardPart48{}
 	ocannlReverserBackwardPart48Records.Put(rec49)
 	*rec50 = ocannlReverserBackwardPart49{}
@@ -5142,12 +4969,6 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart50Records.Put(rec51)
 	*rec52 = ocannlReverserBackwardPart51{}
 	ocannlReverserBackwardPart51Records.Put(rec52)
-	*rec53 = ocannlReverserBackwardPart52{}
-	ocannlReverserBackwardPart52Records.Put(rec53)
-	*rec54 = ocannlReverserBackwardPart53{}
-	ocannlReverserBackwardPart53Records.Put(rec54)
-	*rec55 = ocannlReverserBackwardPart54{}
-	ocannlReverserBackwardPart54Records.Put(rec55)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5230,72 +5051,72 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 		*gNetAttention1WV = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec56 := ocannlReverserBackwardPart55Records.Get()
-	rec56.gNetAttention1WV = gNetAttention1WV
-	rec56.scratch = scratch
-	region.Run(rec56, 4)
-	*rec56 = ocannlReverserBackwardPart55{}
-	ocannlReverserBackwardPart55Records.Put(rec56)
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.gNetAttention1WV = gNetAttention1WV
+	rec53.scratch = scratch
+	region.Run(rec53, 4)
+	*rec53 = ocannlReverserBackwardPart52{}
+	ocannlReverserBackwardPart52Records.Put(rec53)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec57 := ocannlReverserBackwardPart56Records.Get()
-	rec57.pNetAttention1WV = pNetAttention1WV
-	rec57.scratch = scratch
-	region.Run(rec57, 8)
-	*rec57 = ocannlReverserBackwardPart56{}
-	ocannlReverserBackwardPart56Records.Put(rec57)
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.pNetAttention1WV = pNetAttention1WV
+	rec54.scratch = scratch
+	region.Run(rec54, 8)
+	*rec54 = ocannlReverserBackwardPart53{}
+	ocannlReverserBackwardPart53Records.Put(rec54)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetAttention1WK = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.gNetAttention1WK = gNetAttention1WK
-	rec58.scratch = scratch
-	region.Run(rec58, 4)
-	*rec58 = ocannlReverserBackwardPart57{}
-	ocannlReverserBackwardPart57Records.Put(rec58)
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.gNetAttention1WK = gNetAttention1WK
+	rec55.scratch = scratch
+	region.Run(rec55, 4)
+	*rec55 = ocannlReverserBackwardPart54{}
+	ocannlReverserBackwardPart54Records.Put(rec55)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.pNetAttention1WK = pNetAttention1WK
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
+	rec56 := ocannlReverserBackwardPart55Records.Get()
+	rec56.pNetAttention1WK = pNetAttention1WK
+	rec56.scratch = scratch
+	region.Run(rec56, 8)
+	*rec56 = ocannlReverserBackwardPart55{}
+	ocannlReverserBackwardPart55Records.Put(rec56)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetAttention1WQ = [1024]float32{}
 	}
 	// 4 parts of i2 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.gNetAttention1WQ = gNetAttention1WQ
-	rec60.scratch = scratch
-	region.Run(rec60, 4)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
+	rec57 := ocannlReverserBackwardPart56Records.Get()
+	rec57.gNetAttention1WQ = gNetAttention1WQ
+	rec57.scratch = scratch
+	region.Run(rec57, 4)
+	*rec57 = ocannlReverserBackwardPart56{}
+	ocannlReverserBackwardPart56Records.Put(rec57)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
-	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.pNetAttention1WQ = pNetAttention1WQ
-	rec61.scratch = scratch
-	region.Run(rec61, 8)
-	*rec61 = ocannlReverserBackwardPart60{}
-	ocannlReverserBackwardPart60Records.Put(rec61)
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.pNetAttention1WQ = pNetAttention1WQ
+	rec58.scratch = scratch
+	region.Run(rec58, 8)
+	*rec58 = ocannlReverserBackwardPart57{}
+	ocannlReverserBackwardPart57Records.Put(rec58)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.gNetPos = gNetPos
-	rec62.scratch = scratch
-	region.Run(rec62, 8)
-	*rec62 = ocannlReverserBackwardPart61{}
-	ocannlReverserBackwardPart61Records.Put(rec62)
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.gNetPos = gNetPos
+	rec59.scratch = scratch
+	region.Run(rec59, 8)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// float32 broadcast kernel M=32 N=10 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5341,7 +5162,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_mean_1           [32][8][1]float32
 	net_layer_norm_1_mean             [32][8][1]float32
 	net_layer_norm_1_centered         [32][8][32]float32
-	net_layer_norm_1_var_1            [32][8][32]float32
 	net_layer_norm_1_var_2            [32][8][1]float32
 	net_layer_norm_1_var              [32][8][1]float32
 	net_x1_1                          [32][8][32]float32
@@ -5349,14 +5169,12 @@ type ocannlReverserBackwardScratch struct {
 	net_x1_3                          [32][8][1]float32
 	net_x1                            [32][8][32]float32
 	net_linear_1_x_1                  [32][8][64]float32
-	net_linear_1_x_2                  [32][8][64]float32
 	net_linear_1_x                    [32][8][64]float32
 	net_layer_norm_2_x_1              [32][8][32]float32
 	net_layer_norm_2_x                [32][8][32]float32
 	net_layer_norm_2_mean_1           [32][8][1]float32
 	net_layer_norm_2_mean             [32][8][1]float32
 	net_layer_norm_2_centered         [32][8][32]float32
-	net_layer_norm_2_var_1            [32][8][32]float32
 	net_layer_norm_2_var_2            [32][8][1]float32
 	net_layer_norm_2_var              [32][8][1]float32
 	net_x2_1                          [32][8][32]float32
@@ -5384,7 +5202,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_1_mean_1_grad      [32][8][1]float32
 	net_layer_norm_1_mean_grad        [32][8][1]float32
 	net_layer_norm_1_centered_grad    [32][8][32]float32
-	net_layer_norm_1_var_1_grad       [32][8][32]float32
 	net_layer_norm_1_var_2_grad       [32][8][1]float32
 	net_layer_norm_1_var_grad         [32][8][1]float32
 	net_x1_1_grad                     [32][8][32]float32
@@ -5395,7 +5212,6 @@ type ocannlReverserBackwardScratch struct {
 	net_layer_norm_2_mean_1_grad      [32][8][1]float32
 	net_layer_norm_2_mean_grad        [32][8][1]float32
 	net_layer_norm_2_centered_grad    [32][8][32]float32
-	net_layer_norm_2_var_1_grad       [32][8][32]float32
 	net_layer_norm_2_var_2_grad       [32][8][1]float32
 	net_layer_norm_2_var_grad         [32][8][1]float32
 	net_x2_1_grad                     [32][8][32]float32
@@ -5403,11 +5219,9 @@ type ocannlReverserBackwardScratch struct {
 	net_x2_3_grad                     [32][8][1]float32
 	net_x2_grad                       [32][8][32]float32
 	train_cross_entropy_1_m_grad      [32][8][1]float32
-	train_cross_entropy_1_logp_1_grad [32][8][10]float32
 	train_cross_entropy_1_logp_2_grad [32][8][1]float32
 	train_cross_entropy_1_logp_3_grad [32][8][1]float32
 	train_cross_entropy_1_logp_grad   [32][8][10]float32
-	train_1_grad                      [32][8][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_46 [32][8][1]float32
@@ -5851,19 +5665,19 @@ type ocannlReverserBackwardPart12 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j14 int) {
 	scratch := r13.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
+		ocannlReduce3AVX512(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_centered[4*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_var_1[4*j14][0][0])
+		ocannlReduce3AVX2(&scratch.net_layer_norm_1_var_2[4*j14][0][0], &scratch.net_layer_norm_1_centered[4*j14][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+4*j14][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+4*j14][i1]
 				acc11 := float32(0)
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					acc11 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0+4*j14][i1][0] = acc11
 			}
@@ -5918,20 +5732,24 @@ type ocannlReverserBackwardPart14 struct {
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
-func (r15 *ocannlReverserBackwardPart14) Part(j17 int) {
-	pNetDense1B, scratch := r15.pNetDense1B, r15.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r16 *ocannlReverserBackwardPart14) Part(j17 int) {
+	pNetDense1B, scratch := r16.pNetDense1B, r16.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_linear_1_x_2[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
+		ocannlMap10AVX512(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_linear_1_x_2[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
+		ocannlMap10AVX2(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+4*j17][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+4*j17][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+4*j17][i1]
 				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					r15 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r15 > 0) {
+						r15 = 0
+					}
+					net_linear_1_xRow[i2] = r15
 				}
 			}
 		}
@@ -5944,28 +5762,30 @@ var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
 // ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart15 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r17 *ocannlReverserBackwardPart15) Part(j18 int) {
-	scratch := r17.scratch
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_linear_1_x[4*j18][0][0], &scratch.net_linear_1_x_2[4*j18][0][0])
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j18][0][0], &scratch.net_linear_1_x[4*j18][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_linear_1_x[4*j18][0][0], &scratch.net_linear_1_x_2[4*j18][0][0])
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j18][0][0], &scratch.net_linear_1_x[4*j18][0][0], &pNetLinear1W[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+4*j18][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0+4*j18][i1]
-				for i2 := range 64 {
-					r16 := net_linear_1_x_2Row2[i2]
-					if !(r16 > 0) {
-						r16 = 0
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j18][i1]
+				for i2 := range 32 {
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
 					}
-					net_linear_1_xRow[i2] = r16
+					scratch.net_layer_norm_2_x_1[i0+4*j18][i1][i2] = acc13
 				}
 			}
 		}
@@ -5978,30 +5798,26 @@ var ocannlReverserBackwardPart15Records rt.Records[ocannlReverserBackwardPart15]
 // ocannlReverserBackwardPart16 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart16 struct {
-	pNetLinear1W *[2048]float32
+	pNetLinear1B *[32]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r18 *ocannlReverserBackwardPart16) Part(j19 int) {
-	pNetLinear1W, scratch := r18.pNetLinear1W, r18.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j19][0][0], &scratch.net_linear_1_x[4*j19][0][0], &pNetLinear1W[0])
+		ocannlMap11AVX512(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j19][0][0], &scratch.net_linear_1_x[4*j19][0][0], &pNetLinear1W[0])
+		ocannlMap11AVX2(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j19][i1]
+				net_x1Row3 := &scratch.net_x1[i0+4*j19][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j19][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j19][i1]
 				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+4*j19][i1][i2] = acc13
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
 			}
 		}
@@ -6014,27 +5830,27 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r19 *ocannlReverserBackwardPart17) Part(j20 int) {
-	pNetLinear1B, scratch := r19.pNetLinear1B, r19.scratch
-	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	scratch := r19.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j20][0][0], &scratch.net_x1[4*j20][0][0], &scratch.net_layer_norm_2_x_1[4*j20][0][0], &pNetLinear1B[0])
+		ocannlReduce2AVX512(&scratch.net_layer_norm_2_mean_1[4*j20][0][0], &scratch.net_layer_norm_2_x[4*j20][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j20][0][0], &scratch.net_x1[4*j20][0][0], &scratch.net_layer_norm_2_x_1[4*j20][0][0], &pNetLinear1B[0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j20][0][0], &scratch.net_layer_norm_2_x[4*j20][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+4*j20][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j20][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j20][i1]
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j20][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j20][i1][0] = acc14
 			}
 		}
 	}
@@ -6049,24 +5865,24 @@ type ocannlReverserBackwardPart18 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r20 *ocannlReverserBackwardPart18) Part(j21 int) {
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r20 *ocannlReverserBackwardPart18) Part(j22 int) {
 	scratch := r20.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_layer_norm_2_mean_1[4*j21][0][0], &scratch.net_layer_norm_2_x[4*j21][0][0])
+		ocannlReduce3AVX512(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_centered[4*j22][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j21][0][0], &scratch.net_layer_norm_2_x[4*j21][0][0])
+		ocannlReduce3AVX2(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_centered[4*j22][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j21][i1]
-				acc14 := float32(0)
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+4*j22][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					acc15 += net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j21][i1][0] = acc14
+				scratch.net_layer_norm_2_var_2[i0+4*j22][i1][0] = acc15
 			}
 		}
 	}
@@ -6078,27 +5894,36 @@ var ocannlReverserBackwardPart18Records rt.Records[ocannlReverserBackwardPart18]
 // ocannlReverserBackwardPart19 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart19 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r21 *ocannlReverserBackwardPart19) Part(j23 int) {
-	scratch := r21.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
+// Part runs part j26 of the nest (0 <= j26 < 8).
+func (r25 *ocannlReverserBackwardPart19) Part(j26 int) {
+	scratch, gNetLayerNorm2BetaPartial := r25.scratch, &r25.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j26] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&scratch.net_layer_norm_2_var_2[4*j23][0][0], &scratch.net_layer_norm_2_var_1[4*j23][0][0])
+		ocannlReduce10AVX512(&gNetLayerNorm2BetaPartial[j26][0], &scratch.net_x2_grad[4*j26][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j23][0][0], &scratch.net_layer_norm_2_var_1[4*j23][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm2BetaPartial[j26][0], &scratch.net_x2_grad[4*j26][0][0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j26]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j23][i1]
-				acc15 := float32(0)
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow2 := &scratch.net_x2_grad[i0+4*j26][i1]
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j26][i1+1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j26][i1+2]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j26][i1+3]
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc25 := gNetLayerNorm2BetaPartialRow[i2]
+					acc25 += net_x2_gradRow2[i2]
+					acc25 += net_x2_gradRow3[i2]
+					acc25 += net_x2_gradRow4[i2]
+					acc25 += net_x2_gradRow5[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc25
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j23][i1][0] = acc15
 			}
 		}
 	}
@@ -6110,35 +5935,25 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r26 *ocannlReverserBackwardPart20) Part(j27 int) {
-	scratch, gNetLayerNorm2BetaPartial := r26.scratch, &r26.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j27] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
+// Part runs part j28 of the nest (0 <= j28 < 8).
+func (r26 *ocannlReverserBackwardPart20) Part(j28 int) {
+	scratch := r26.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
+		ocannlMap24AVX512(&scratch.net_x2_1_grad[4*j28][0][0], &scratch.net_x2_grad[4*j28][0][0], &scratch.net_x2_3[4*j28][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
+		ocannlMap24AVX2(&scratch.net_x2_1_grad[4*j28][0][0], &scratch.net_x2_grad[4*j28][0][0], &scratch.net_x2_3[4*j28][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j27]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow2 := &scratch.net_x2_grad[i0+4*j27][i1]
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j27][i1+1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j27][i1+2]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j27][i1+3]
+			for i1 := range 8 {
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j28][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+4*j28][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j28][i1]
 				for i2 := range 32 {
-					acc25 := gNetLayerNorm2BetaPartialRow[i2]
-					acc25 += net_x2_gradRow2[i2]
-					acc25 += net_x2_gradRow3[i2]
-					acc25 += net_x2_gradRow4[i2]
-					acc25 += net_x2_gradRow5[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc25
+					net_x2_1_gradRow[i2] += net_x2_gradRow6[i2] / net_x2_3V2
 				}
 			}
 		}
@@ -6157,20 +5972,23 @@ type ocannlReverserBackwardPart21 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r27 *ocannlReverserBackwardPart21) Part(j29 int) {
 	scratch := r27.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+		ocannlReduce11AVX512(&scratch.net_x2_3_grad[4*j29][0][0], &scratch.net_x2_grad[4*j29][0][0], &scratch.net_x2_1[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+		ocannlReduce11AVX2(&scratch.net_x2_3_grad[4*j29][0][0], &scratch.net_x2_grad[4*j29][0][0], &scratch.net_x2_1[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j29][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+4*j29][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j29][i1]
+				net_x2_gradRow7 := &scratch.net_x2_grad[i0+4*j29][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j29][i1]
+				v := scratch.net_x2_3[i0+4*j29][i1][0] * scratch.net_x2_3[i0+4*j29][i1][0]
+				acc27 := scratch.net_x2_3_grad[i0+4*j29][i1][0]
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_gradRow6[i2] / net_x2_3V2
+					acc27 += net_x2_gradRow7[i2] * (-(net_x2_1Row3[i2] / v))
 				}
+				scratch.net_x2_3_grad[i0+4*j29][i1][0] = acc27
 			}
 		}
 	}
@@ -6182,66 +6000,32 @@ var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
 // ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart22 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r28 *ocannlReverserBackwardPart22) Part(j30 int) {
-	scratch := r28.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce10AVX512(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x2_gradRow7 := &scratch.net_x2_grad[i0+4*j30][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j30][i1]
-				v := scratch.net_x2_3[i0+4*j30][i1][0] * scratch.net_x2_3[i0+4*j30][i1][0]
-				acc27 := scratch.net_x2_3_grad[i0+4*j30][i1][0]
-				for i2 := range 32 {
-					acc27 += net_x2_gradRow7[i2] * (-(net_x2_1Row3[i2] / v))
-				}
-				scratch.net_x2_3_grad[i0+4*j30][i1][0] = acc27
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
-var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
-
-// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart23 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r29 *ocannlReverserBackwardPart23) Part(j32 int) {
-	scratch, gNetLayerNorm2GammaPartial := r29.scratch, &r29.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j32] = [32]float32{}
+// Part runs part j31 of the nest (0 <= j31 < 8).
+func (r28 *ocannlReverserBackwardPart22) Part(j31 int) {
+	scratch, gNetLayerNorm2GammaPartial := r28.scratch, &r28.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j31] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
+		ocannlReduce12AVX512(&gNetLayerNorm2GammaPartial[j31][0], &scratch.net_x2_1_grad[4*j31][0][0], &scratch.net_layer_norm_2_centered[4*j31][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
+		ocannlReduce12AVX2(&gNetLayerNorm2GammaPartial[j31][0], &scratch.net_x2_1_grad[4*j31][0][0], &scratch.net_layer_norm_2_centered[4*j31][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j32]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j31]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j32][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j32][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j32][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j32][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j31][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j31][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j31][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j31][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j31][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j31][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j31][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j31][i1+3]
 				for i2 := range 32 {
 					acc28 := gNetLayerNorm2GammaPartialRow[i2]
 					acc28 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -6255,31 +6039,62 @@ func (r29 *ocannlReverserBackwardPart23) Part(j32 int) {
 	}
 }
 
+// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
+var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
+
+// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart23 struct {
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j33 of the nest (0 <= j33 < 8).
+func (r29 *ocannlReverserBackwardPart23) Part(j33 int) {
+	pNetLayerNorm2Gamma, scratch := r29.pNetLayerNorm2Gamma, r29.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_2_centered_grad[4*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j33][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_layer_norm_2_centered_grad[4*j33][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j33][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j33][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j33][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
 var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r30 *ocannlReverserBackwardPart24) Part(j34 int) {
-	pNetLayerNorm2Gamma, scratch := r30.pNetLayerNorm2Gamma, r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j35 of the nest (0 <= j35 < 8).
+func (r30 *ocannlReverserBackwardPart24) Part(j35 int) {
+	scratch := r30.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
+		ocannlMap29AVX512(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
+		ocannlMap29AVX2(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j34][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j34][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j35][i1][0]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j35][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j35][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_2_gradV * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -6298,18 +6113,19 @@ type ocannlReverserBackwardPart25 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j36][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j36][i1]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j36][i1]
+				net_layer_norm_2_var_2_gradV2 := scratch.net_layer_norm_2_var_2_grad[i0+4*j36][i1][0]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_2_gradV2
 				}
 			}
 		}
@@ -6328,20 +6144,21 @@ type ocannlReverserBackwardPart26 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
 	scratch := r32.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
+		ocannlReduce13AVX512(&scratch.net_layer_norm_2_mean_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered_grad[4*j37][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
+		ocannlReduce13AVX2(&scratch.net_layer_norm_2_mean_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered_grad[4*j37][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j37][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j37][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
+				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j37][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+					acc30 -= net_layer_norm_2_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j37][i1][0] = acc30
 			}
 		}
 	}
@@ -6353,91 +6170,28 @@ var ocannlReverserBackwardPart26Records rt.Records[ocannlReverserBackwardPart26]
 // ocannlReverserBackwardPart27 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart27 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j38 of the nest (0 <= j38 < 8).
-func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
-	scratch := r33.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j38][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j38][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j38][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
-var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
-
-// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart28 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j39 of the nest (0 <= j39 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
-	scratch := r34.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce12AVX512(&scratch.net_layer_norm_2_mean_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&scratch.net_layer_norm_2_mean_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1]
-				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j39][i1][0]
-				for i2 := range 32 {
-					acc30 -= net_layer_norm_2_centered_gradRow4[i2]
-				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j39][i1][0] = acc30
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
-var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
-
-// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart29 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j41 of the nest (0 <= j41 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j41 int) {
-	scratch, gNetLinear1BPartial := r35.scratch, &r35.gNetLinear1BPartial
-	gNetLinear1BPartial[j41] = [32]float32{}
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r33 *ocannlReverserBackwardPart27) Part(j39 int) {
+	scratch, gNetLinear1BPartial := r33.scratch, &r33.gNetLinear1BPartial
+	gNetLinear1BPartial[j39] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLinear1BPartial[j41][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0])
+		ocannlReduce10AVX512(&gNetLinear1BPartial[j39][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLinear1BPartial[j41][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0])
+		ocannlReduce10AVX2(&gNetLinear1BPartial[j39][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j41]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j39]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_centered_gradRow6 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1]
-				net_layer_norm_2_centered_gradRow7 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1+1]
-				net_layer_norm_2_centered_gradRow8 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1+2]
-				net_layer_norm_2_centered_gradRow9 := &scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1+3]
+				net_layer_norm_2_centered_gradRow6 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1]
+				net_layer_norm_2_centered_gradRow7 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1+1]
+				net_layer_norm_2_centered_gradRow8 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1+2]
+				net_layer_norm_2_centered_gradRow9 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1+3]
 				for i2 := range 32 {
 					acc31 := gNetLinear1BPartialRow[i2]
 					acc31 += net_layer_norm_2_centered_gradRow6[i2]
@@ -6451,32 +6205,32 @@ func (r35 *ocannlReverserBackwardPart29) Part(j41 int) {
 	}
 }
 
-// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
-var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
+// ocannlReverserBackwardPart27Records holds the free ocannlReverserBackwardPart27 records.
+var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart30 struct {
+type ocannlReverserBackwardPart28 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1WPartial [8][32][64]float32
 }
 
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j43 int) {
-	scratch, gNetLinear1WPartial := r36.scratch, &r36.gNetLinear1WPartial
-	gNetLinear1WPartial[j43] = [32][64]float32{}
+// Part runs part j41 of the nest (0 <= j41 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j41 int) {
+	scratch, gNetLinear1WPartial := r34.scratch, &r34.gNetLinear1WPartial
+	gNetLinear1WPartial[j41] = [32][64]float32{}
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1WPartial[j43][0][0], &scratch.net_layer_norm_2_centered_grad[4*j43][0][0], &scratch.net_linear_1_x[4*j43][0][0])
+		ocannlGemm9AVX512(&gNetLinear1WPartial[j41][0][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0], &scratch.net_linear_1_x[4*j41][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1WPartial[j43][0][0], &scratch.net_layer_norm_2_centered_grad[4*j43][0][0], &scratch.net_linear_1_x[4*j43][0][0])
+		ocannlGemm9AVX2(&gNetLinear1WPartial[j41][0][0], &scratch.net_layer_norm_2_centered_grad[4*j41][0][0], &scratch.net_linear_1_x[4*j41][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j43][i1]
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j41][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradV := scratch.net_layer_norm_2_centered_grad[i0+4*j43][i1][i2]
-					gNetLinear1WPartialRow := &gNetLinear1WPartial[j43][i2]
+					net_layer_norm_2_centered_gradV := scratch.net_layer_norm_2_centered_grad[i0+4*j41][i1][i2]
+					gNetLinear1WPartialRow := &gNetLinear1WPartial[j41][i2]
 					for i3 := range 64 {
 						gNetLinear1WPartialRow[i3] += net_layer_norm_2_centered_gradV * net_linear_1_xRow3[i3]
 					}
@@ -6486,38 +6240,38 @@ func (r36 *ocannlReverserBackwardPart30) Part(j43 int) {
 	}
 }
 
-// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
-var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
+// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
+var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
 
-// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart31 struct {
+type ocannlReverserBackwardPart29 struct {
 	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r37 *ocannlReverserBackwardPart31) Part(j46 int) {
-	pNetLinear1W, scratch := r37.pNetLinear1W, r37.scratch
+// Part runs part j44 of the nest (0 <= j44 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j44 int) {
+	pNetLinear1W, scratch := r35.pNetLinear1W, r35.scratch
 	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j46][0][0], &scratch.net_layer_norm_2_centered_grad[4*j46][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j44][0][0], &scratch.net_layer_norm_2_centered_grad[4*j44][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j46][0][0], &scratch.net_layer_norm_2_centered_grad[4*j46][0][0], &pNetLinear1W[0])
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j44][0][0], &scratch.net_layer_norm_2_centered_grad[4*j44][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j46][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j44][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_centered_gradV2 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2]
+					net_layer_norm_2_centered_gradV2 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_centered_gradV3 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2+1]
+					net_layer_norm_2_centered_gradV3 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_centered_gradV4 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2+2]
+					net_layer_norm_2_centered_gradV4 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_centered_gradV5 := scratch.net_layer_norm_2_centered_grad[i0+4*j46][i1][i2+3]
+					net_layer_norm_2_centered_gradV5 := scratch.net_layer_norm_2_centered_grad[i0+4*j44][i1][i2+3]
 					for i3 := range 64 {
 						acc34 := net_linear_1_x_gradRow[i3]
 						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_centered_gradV2
@@ -6532,73 +6286,73 @@ func (r37 *ocannlReverserBackwardPart31) Part(j46 int) {
 	}
 }
 
-// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
-var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
 
-// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart32 struct {
+type ocannlReverserBackwardPart30 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j47 of the nest (0 <= j47 < 8).
-func (r40 *ocannlReverserBackwardPart32) Part(j47 int) {
-	scratch := r40.scratch
+// Part runs part j45 of the nest (0 <= j45 < 8).
+func (r38 *ocannlReverserBackwardPart30) Part(j45 int) {
+	scratch := r38.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_linear_1_x_2_grad[4*j47][0][0], &scratch.net_linear_1_x_2[4*j47][0][0], &scratch.net_linear_1_x_grad[4*j47][0][0])
+		ocannlMap32AVX512(&scratch.net_linear_1_x_2_grad[4*j45][0][0], &scratch.net_linear_1_x[4*j45][0][0], &scratch.net_linear_1_x_grad[4*j45][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_linear_1_x_2_grad[4*j47][0][0], &scratch.net_linear_1_x_2[4*j47][0][0], &scratch.net_linear_1_x_grad[4*j47][0][0])
+		ocannlMap32AVX2(&scratch.net_linear_1_x_2_grad[4*j45][0][0], &scratch.net_linear_1_x[4*j45][0][0], &scratch.net_linear_1_x_grad[4*j45][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j47][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j47][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j47][i1]
+				net_linear_1_xRow4 := &scratch.net_linear_1_x[i0+4*j45][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j45][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j45][i1]
 				for i2 := range 64 {
-					var r38 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r38 = 1
+					var r36 float32
+					if 0 < net_linear_1_xRow4[i2] {
+						r36 = 1
 					}
-					r39 := float32(0)
-					if r38 != 0 {
-						r39 = net_linear_1_x_gradRow2[i2]
+					r37 := float32(0)
+					if r36 != 0 {
+						r37 = net_linear_1_x_gradRow2[i2]
 					}
-					net_linear_1_x_2_gradRow[i2] += r39
+					net_linear_1_x_2_gradRow[i2] += r37
 				}
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
-var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
+// ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
+var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 
-// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart33 struct {
+type ocannlReverserBackwardPart31 struct {
 	scratch            *ocannlReverserBackwardScratch
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
-	scratch, gNetDense1BPartial := r41.scratch, &r41.gNetDense1BPartial
-	gNetDense1BPartial[j48] = [64]float32{}
+// Part runs part j46 of the nest (0 <= j46 < 8).
+func (r39 *ocannlReverserBackwardPart31) Part(j46 int) {
+	scratch, gNetDense1BPartial := r39.scratch, &r39.gNetDense1BPartial
+	gNetDense1BPartial[j46] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce13AVX512(&gNetDense1BPartial[j48][0], &scratch.net_linear_1_x_2_grad[4*j48][0][0])
+		ocannlReduce14AVX512(&gNetDense1BPartial[j46][0], &scratch.net_linear_1_x_2_grad[4*j46][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce13AVX2(&gNetDense1BPartial[j48][0], &scratch.net_linear_1_x_2_grad[4*j48][0][0])
+		ocannlReduce14AVX2(&gNetDense1BPartial[j46][0], &scratch.net_linear_1_x_2_grad[4*j46][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j48]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j46]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1]
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1+1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1+2]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1+3]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+2]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+3]
 				for i2 := range 64 {
 					acc35 := gNetDense1BPartialRow[i2]
 					acc35 += net_linear_1_x_2_gradRow2[i2]
@@ -6612,31 +6366,31 @@ func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
 	}
 }
 
-// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
-var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
+// ocannlReverserBackwardPart31Records holds the free ocannlReverserBackwardPart31 records.
+var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 
-// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 8 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart34 struct {
+type ocannlReverserBackwardPart32 struct {
 	gNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
-	gNetDense1W, scratch := r42.gNetDense1W, r42.scratch
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r40 *ocannlReverserBackwardPart32) Part(j48 int) {
+	gNetDense1W, scratch := r40.gNetDense1W, r40.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j50], &scratch.net_linear_1_x_2_grad[0][0][8*j50], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX512(&gNetDense1W[256*j48], &scratch.net_linear_1_x_2_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j50], &scratch.net_linear_1_x_2_grad[0][0][8*j50], &scratch.net_x1[0][0][0])
+		ocannlGemm11AVX2(&gNetDense1W[256*j48], &scratch.net_linear_1_x_2_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_2_gradV := scratch.net_linear_1_x_2_grad[i0][i1][i2+8*j50]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j50 : 32*i2+256*j50+32])
+					net_linear_1_x_2_gradV := scratch.net_linear_1_x_2_grad[i0][i1][i2+8*j48]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j48 : 32*i2+256*j48+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_2_gradV * net_x1Row4[i3]
 					}
@@ -6646,38 +6400,38 @@ func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
 	}
 }
 
-// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
-var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
+// ocannlReverserBackwardPart32Records holds the free ocannlReverserBackwardPart32 records.
+var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 
-// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart35 struct {
+type ocannlReverserBackwardPart33 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r43 *ocannlReverserBackwardPart35) Part(j51 int) {
-	pNetDense1W, scratch := r43.pNetDense1W, r43.scratch
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r41 *ocannlReverserBackwardPart33) Part(j49 int) {
+	pNetDense1W, scratch := r41.pNetDense1W, r41.scratch
 	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_layer_norm_2_centered_grad[4*j51][0][0], &scratch.net_linear_1_x_2_grad[4*j51][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX512(&scratch.net_layer_norm_2_centered_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_layer_norm_2_centered_grad[4*j51][0][0], &scratch.net_linear_1_x_2_grad[4*j51][0][0], &pNetDense1W[0])
+		ocannlGemm12AVX2(&scratch.net_layer_norm_2_centered_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow10 := &scratch.net_layer_norm_2_centered_grad[i0+4*j51][i1]
+				net_layer_norm_2_centered_gradRow10 := &scratch.net_layer_norm_2_centered_grad[i0+4*j49][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_2_gradV2 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2]
+					net_linear_1_x_2_gradV2 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_2_gradV3 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2+1]
+					net_linear_1_x_2_gradV3 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_2_gradV4 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2+2]
+					net_linear_1_x_2_gradV4 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_2_gradV5 := scratch.net_linear_1_x_2_grad[i0+4*j51][i1][i2+3]
+					net_linear_1_x_2_gradV5 := scratch.net_linear_1_x_2_grad[i0+4*j49][i1][i2+3]
 					for i3 := range 32 {
 						acc37 := net_layer_norm_2_centered_gradRow10[i3]
 						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_2_gradV2
@@ -6692,34 +6446,34 @@ func (r43 *ocannlReverserBackwardPart35) Part(j51 int) {
 	}
 }
 
-// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
-var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
+// ocannlReverserBackwardPart33Records holds the free ocannlReverserBackwardPart33 records.
+var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
-// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart36 struct {
+type ocannlReverserBackwardPart34 struct {
 	scratch                   *ocannlReverserBackwardScratch
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j52 of the nest (0 <= j52 < 8).
-func (r44 *ocannlReverserBackwardPart36) Part(j52 int) {
-	scratch, gNetLayerNorm1BetaPartial := r44.scratch, &r44.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j52] = [32]float32{}
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r42 *ocannlReverserBackwardPart34) Part(j50 int) {
+	scratch, gNetLayerNorm1BetaPartial := r42.scratch, &r42.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j50] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&gNetLayerNorm1BetaPartial[j52][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0])
+		ocannlReduce10AVX512(&gNetLayerNorm1BetaPartial[j50][0], &scratch.net_layer_norm_2_centered_grad[4*j50][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j52][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1BetaPartial[j50][0], &scratch.net_layer_norm_2_centered_grad[4*j50][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j52]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j50]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_centered_gradRow11 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1]
-				net_layer_norm_2_centered_gradRow12 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1+1]
-				net_layer_norm_2_centered_gradRow13 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1+2]
-				net_layer_norm_2_centered_gradRow14 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1+3]
+				net_layer_norm_2_centered_gradRow11 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1]
+				net_layer_norm_2_centered_gradRow12 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1+1]
+				net_layer_norm_2_centered_gradRow13 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1+2]
+				net_layer_norm_2_centered_gradRow14 := &scratch.net_layer_norm_2_centered_grad[i0+4*j50][i1+3]
 				for i2 := range 32 {
 					acc38 := gNetLayerNorm1BetaPartialRow[i2]
 					acc38 += net_layer_norm_2_centered_gradRow11[i2]
@@ -6733,29 +6487,29 @@ func (r44 *ocannlReverserBackwardPart36) Part(j52 int) {
 	}
 }
 
-// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
-var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
+// ocannlReverserBackwardPart34Records holds the free ocannlReverserBackwardPart34 records.
+var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 
-// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart37 struct {
+type ocannlReverserBackwardPart35 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r45 *ocannlReverserBackwardPart37) Part(j54 int) {
-	scratch := r45.scratch
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r43 *ocannlReverserBackwardPart35) Part(j52 int) {
+	scratch := r43.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_x1_1_grad[4*j54][0][0], &scratch.net_layer_norm_2_centered_grad[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
+		ocannlMap24AVX512(&scratch.net_x1_1_grad[4*j52][0][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0], &scratch.net_x1_3[4*j52][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_x1_1_grad[4*j54][0][0], &scratch.net_layer_norm_2_centered_grad[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
+		ocannlMap24AVX2(&scratch.net_x1_1_grad[4*j52][0][0], &scratch.net_layer_norm_2_centered_grad[4*j52][0][0], &scratch.net_x1_3[4*j52][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow15 := &scratch.net_layer_norm_2_centered_grad[i0+4*j54][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+4*j54][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j54][i1]
+				net_layer_norm_2_centered_gradRow15 := &scratch.net_layer_norm_2_centered_grad[i0+4*j52][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j52][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j52][i1]
 				for i2 := range 32 {
 					net_x1_1_gradRow[i2] += net_layer_norm_2_centered_gradRow15[i2] / net_x1_3V2
 				}
@@ -6764,72 +6518,72 @@ func (r45 *ocannlReverserBackwardPart37) Part(j54 int) {
 	}
 }
 
-// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
-var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
+// ocannlReverserBackwardPart35Records holds the free ocannlReverserBackwardPart35 records.
+var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
-// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart38 struct {
+type ocannlReverserBackwardPart36 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j55 of the nest (0 <= j55 < 8).
-func (r46 *ocannlReverserBackwardPart38) Part(j55 int) {
-	scratch := r46.scratch
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r44 *ocannlReverserBackwardPart36) Part(j53 int) {
+	scratch := r44.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce10AVX512(&scratch.net_x1_3_grad[4*j55][0][0], &scratch.net_layer_norm_2_centered_grad[4*j55][0][0], &scratch.net_x1_1[4*j55][0][0], &scratch.net_x1_3[4*j55][0][0])
+		ocannlReduce11AVX512(&scratch.net_x1_3_grad[4*j53][0][0], &scratch.net_layer_norm_2_centered_grad[4*j53][0][0], &scratch.net_x1_1[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce10AVX2(&scratch.net_x1_3_grad[4*j55][0][0], &scratch.net_layer_norm_2_centered_grad[4*j55][0][0], &scratch.net_x1_1[4*j55][0][0], &scratch.net_x1_3[4*j55][0][0])
+		ocannlReduce11AVX2(&scratch.net_x1_3_grad[4*j53][0][0], &scratch.net_layer_norm_2_centered_grad[4*j53][0][0], &scratch.net_x1_1[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow16 := &scratch.net_layer_norm_2_centered_grad[i0+4*j55][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j55][i1]
-				v2 := scratch.net_x1_3[i0+4*j55][i1][0] * scratch.net_x1_3[i0+4*j55][i1][0]
-				acc40 := scratch.net_x1_3_grad[i0+4*j55][i1][0]
+				net_layer_norm_2_centered_gradRow16 := &scratch.net_layer_norm_2_centered_grad[i0+4*j53][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j53][i1]
+				v2 := scratch.net_x1_3[i0+4*j53][i1][0] * scratch.net_x1_3[i0+4*j53][i1][0]
+				acc40 := scratch.net_x1_3_grad[i0+4*j53][i1][0]
 				for i2 := range 32 {
 					acc40 += net_layer_norm_2_centered_gradRow16[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
-				scratch.net_x1_3_grad[i0+4*j55][i1][0] = acc40
+				scratch.net_x1_3_grad[i0+4*j53][i1][0] = acc40
 			}
 		}
 	}
 }
 
-// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
-var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
+// ocannlReverserBackwardPart36Records holds the free ocannlReverserBackwardPart36 records.
+var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 
-// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart39 struct {
+type ocannlReverserBackwardPart37 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j57 of the nest (0 <= j57 < 8).
-func (r47 *ocannlReverserBackwardPart39) Part(j57 int) {
-	scratch, gNetLayerNorm1GammaPartial := r47.scratch, &r47.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j57] = [32]float32{}
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r45 *ocannlReverserBackwardPart37) Part(j55 int) {
+	scratch, gNetLayerNorm1GammaPartial := r45.scratch, &r45.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j55] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce11AVX512(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_layer_norm_1_centered[4*j57][0][0])
+		ocannlReduce12AVX512(&gNetLayerNorm1GammaPartial[j55][0], &scratch.net_x1_1_grad[4*j55][0][0], &scratch.net_layer_norm_1_centered[4*j55][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j57][0], &scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_layer_norm_1_centered[4*j57][0][0])
+		ocannlReduce12AVX2(&gNetLayerNorm1GammaPartial[j55][0], &scratch.net_x1_1_grad[4*j55][0][0], &scratch.net_layer_norm_1_centered[4*j55][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j57]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j55]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j57][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j57][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j57][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j57][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j57][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j55][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j55][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j55][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j55][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j55][i1+3]
 				for i2 := range 32 {
 					acc41 := gNetLayerNorm1GammaPartialRow[i2]
 					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
@@ -6843,31 +6597,93 @@ func (r47 *ocannlReverserBackwardPart39) Part(j57 int) {
 	}
 }
 
+// ocannlReverserBackwardPart37Records holds the free ocannlReverserBackwardPart37 records.
+var ocannlReverserBackwardPart37Records rt.Records[ocannlReverserBackwardPart37]
+
+// ocannlReverserBackwardPart38 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart38 struct {
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
+}
+
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r46 *ocannlReverserBackwardPart38) Part(j57 int) {
+	pNetLayerNorm1Gamma, scratch := r46.pNetLayerNorm1Gamma, r46.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_centered_grad[4*j57][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j57][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_layer_norm_1_centered_grad[4*j57][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j57][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j57][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j57][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart38Records holds the free ocannlReverserBackwardPart38 records.
+var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
+
+// ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart39 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j59 of the nest (0 <= j59 < 8).
+func (r47 *ocannlReverserBackwardPart39) Part(j59 int) {
+	scratch := r47.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap29AVX512(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap29AVX2(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j59][0][0], &scratch.net_layer_norm_1_centered[4*j59][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j59][i1][0]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j59][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j59][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
+				}
+			}
+		}
+	}
+}
+
 // ocannlReverserBackwardPart39Records holds the free ocannlReverserBackwardPart39 records.
 var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 
 // ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart40 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j59 of the nest (0 <= j59 < 8).
-func (r48 *ocannlReverserBackwardPart40) Part(j59 int) {
-	pNetLayerNorm1Gamma, scratch := r48.pNetLayerNorm1Gamma, r48.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j60 of the nest (0 <= j60 < 8).
+func (r48 *ocannlReverserBackwardPart40) Part(j60 int) {
+	scratch := r48.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j59][0][0])
+		ocannlMap30AVX512(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_layer_norm_1_centered_grad[4*j59][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j59][0][0])
+		ocannlMap30AVX2(&scratch.net_layer_norm_1_centered_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j59][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j59][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1]
+				net_layer_norm_1_var_2_gradV2 := scratch.net_layer_norm_1_var_2_grad[i0+4*j60][i1][0]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j60][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 				}
 			}
 		}
@@ -6886,19 +6702,21 @@ type ocannlReverserBackwardPart41 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r49 *ocannlReverserBackwardPart41) Part(j61 int) {
 	scratch := r49.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j61][0][0])
+		ocannlReduce13AVX512(&scratch.net_layer_norm_1_mean_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered_grad[4*j61][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j61][0][0])
+		ocannlReduce13AVX2(&scratch.net_layer_norm_1_mean_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered_grad[4*j61][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j61][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j61][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
+				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j61][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					acc43 -= net_layer_norm_1_centered_gradRow4[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j61][i1][0] = acc43
 			}
 		}
 	}
@@ -6908,27 +6726,32 @@ func (r49 *ocannlReverserBackwardPart41) Part(j61 int) {
 var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r50 *ocannlReverserBackwardPart42) Part(j62 int) {
-	scratch := r50.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+// Part runs part j63 of the nest (0 <= j63 < 8).
+func (r50 *ocannlReverserBackwardPart42) Part(j63 int) {
+	gNetAttention1WO, scratch := r50.gNetAttention1WO, r50.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0])
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_centered_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0])
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j63], &scratch.net_layer_norm_1_centered_grad[0][0][4*j63], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j62][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j62][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				for i2 := range 4 {
+					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+4*j63]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j63+8*i3 : 32*i2+128*j63+8*i3+8])
+						for i4 := range 8 {
+							gNetAttention1WORow[i4] += net_layer_norm_1_centered_gradV * net_attention_1_ctxRow3[i4]
+						}
+					}
 				}
 			}
 		}
@@ -6941,25 +6764,30 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r51 *ocannlReverserBackwardPart43) Part(j63 int) {
-	scratch := r51.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r51 *ocannlReverserBackwardPart43) Part(j64 int) {
+	pNetAttention1WO, scratch := r51.pNetAttention1WO, r51.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.net_layer_norm_1_centered_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered[4*j63][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j63][0][0])
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j64][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.net_layer_norm_1_centered_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered[4*j63][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j63][0][0])
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j64][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j63][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j63][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j63][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0+4*j64][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j64][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_centered_gradV2
+						}
+					}
 				}
 			}
 		}
@@ -6975,24 +6803,44 @@ type ocannlReverserBackwardPart44 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r52 *ocannlReverserBackwardPart44) Part(j65 int) {
 	scratch := r52.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX512, AVX2.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlReduce12AVX512(&scratch.net_layer_norm_1_mean_grad[4*j64][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[4*j64][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0])
-	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_v[i0+4*j65][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j65][0][i2][0], &scratch.net_attention_1_v[i0+4*j65][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j65]
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j64][i1]
-				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0]
-				for i2 := range 32 {
-					acc43 -= net_layer_norm_1_centered_gradRow4[i2]
+				for i2 := range 4 {
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j65][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j65][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc44 := net_attention_1_attn_gradRow[i4]
+							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc44
+						}
+					}
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0] = acc43
 			}
 		}
 	}
@@ -7002,32 +6850,32 @@ func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
 var ocannlReverserBackwardPart44Records rt.Records[ocannlReverserBackwardPart44]
 
 // ocannlReverserBackwardPart45 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart45 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r53 *ocannlReverserBackwardPart45) Part(j66 int) {
-	gNetAttention1WO, scratch := r53.gNetAttention1WO, r53.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r53.scratch
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_centered_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlReduce15AVX512(&scratch.net_attention_1_attn_1_grad[4*j66][0][0][0], &scratch.net_attention_1_attn_grad[4*j66][0][0][0], &scratch.net_attention_1_ex[4*j66][0][0][0], &scratch.net_attention_1_attn_1[4*j66][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_centered_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlReduce15AVX2(&scratch.net_attention_1_attn_1_grad[4*j66][0][0][0], &scratch.net_attention_1_attn_grad[4*j66][0][0][0], &scratch.net_attention_1_ex[4*j66][0][0][0], &scratch.net_attention_1_attn_1[4*j66][0][0][0])
 	} else {
-		for i0 := range 32 {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_centered_gradV := scratch.net_layer_norm_1_centered_grad[i0][i1][i2+4*j66]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j66+8*i3 : 32*i2+128*j66+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_centered_gradV * net_attention_1_ctxRow3[i4]
-						}
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j66][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j66][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j66][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j66][i1][i2][0]
+					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j66][i1][i2][0]
+					for i3 := range 8 {
+						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j66][i1][i2][0] = acc45
 				}
 			}
 		}
@@ -7040,29 +6888,25 @@ var ocannlReverserBackwardPart45Records rt.Records[ocannlReverserBackwardPart45]
 // ocannlReverserBackwardPart46 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart46 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r54 *ocannlReverserBackwardPart46) Part(j67 int) {
-	pNetAttention1WO, scratch := r54.pNetAttention1WO, r54.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	scratch := r54.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0], &pNetAttention1WO[0])
+		ocannlMap34AVX512(&scratch.net_attention_1_ex_grad[4*j67][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j67][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0], &pNetAttention1WO[0])
+		ocannlMap34AVX2(&scratch.net_attention_1_ex_grad[4*j67][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j67][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 32 {
-					net_layer_norm_1_centered_gradV2 := scratch.net_layer_norm_1_centered_grad[i0+4*j67][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_centered_gradV2
-						}
+				for i2 := range 4 {
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j67][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j67][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -7082,39 +6926,20 @@ type ocannlReverserBackwardPart47 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r55 *ocannlReverserBackwardPart47) Part(j68 int) {
 	scratch := r55.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
-			}
-		}
+		ocannlMap35AVX512(&scratch.net_attention_1_ex_1_grad[4*j68][0][0][0], &scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_ex[4*j68][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
-			}
-		}
+		ocannlMap35AVX2(&scratch.net_attention_1_ex_1_grad[4*j68][0][0][0], &scratch.net_attention_1_ex_grad[4*j68][0][0][0], &scratch.net_attention_1_ex[4*j68][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j68]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j68][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+3]
-						for i4 := range 8 {
-							acc44 := net_attention_1_attn_gradRow[i4]
-							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc44
-						}
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j68][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j68][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j68][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
 				}
 			}
@@ -7134,24 +6959,22 @@ type ocannlReverserBackwardPart48 struct {
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r56 *ocannlReverserBackwardPart48) Part(j69 int) {
 	scratch := r56.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce14AVX512(&scratch.net_attention_1_attn_1_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0], &scratch.net_attention_1_attn_1[4*j69][0][0][0])
+		ocannlReduce16AVX512(&scratch.net_attention_1_m_grad[4*j69][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j69][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_attn_1_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0], &scratch.net_attention_1_attn_1[4*j69][0][0][0])
+		ocannlReduce16AVX2(&scratch.net_attention_1_m_grad[4*j69][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j69][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j69][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j69][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0]
-					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j69][i1][i2]
+					acc46 := scratch.net_attention_1_m_grad[i0+4*j69][i1][i2][0]
 					for i3 := range 8 {
-						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						acc46 -= net_attention_1_ex_1_gradRow2[i3]
 					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0] = acc45
+					scratch.net_attention_1_m_grad[i0+4*j69][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7167,23 +6990,34 @@ type ocannlReverserBackwardPart49 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j70 int) {
-	scratch := r57.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r59 *ocannlReverserBackwardPart49) Part(j73 int) {
+	scratch := r59.scratch
+	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
+		ocannlReduce17AVX512(&scratch.net_attention_1_m_argmax_8[4*j73][0][0][0], &scratch.net_attention_1_scores[4*j73][0][0][0], &scratch.net_attention_1_m[4*j73][0][0][0], &scratch.ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
+		ocannlReduce17AVX2(&scratch.net_attention_1_m_argmax_8[4*j73][0][0][0], &scratch.net_attention_1_scores[4*j73][0][0][0], &scratch.net_attention_1_m[4*j73][0][0][0], &scratch.ordinals_2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j70][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j70][i1][i2]
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j73][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j73][i1][i2][0]
+					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j73][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+						var r57 float32
+						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+							r57 = 1
+						}
+						r58 := float32(8)
+						if r57 != 0 {
+							r58 = scratch.ordinals_2[i3]
+						}
+						acc47 = min(acc47, r58)
 					}
+					scratch.net_attention_1_m_argmax_8[i0+4*j73][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -7199,23 +7033,31 @@ type ocannlReverserBackwardPart50 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j71 int) {
-	scratch := r58.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r62 *ocannlReverserBackwardPart50) Part(j74 int) {
+	scratch := r62.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_attention_1_ex_1_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_grad[4*j71][0][0][0], &scratch.net_attention_1_ex[4*j71][0][0][0])
+		ocannlMap37AVX512(&scratch.net_attention_1_ex_1_grad[4*j74][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j74][0][0][0], &scratch.net_attention_1_m_grad[4*j74][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_attention_1_ex_1_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_grad[4*j71][0][0][0], &scratch.net_attention_1_ex[4*j71][0][0][0])
+		ocannlMap37AVX2(&scratch.net_attention_1_ex_1_grad[4*j74][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j74][0][0][0], &scratch.net_attention_1_m_grad[4*j74][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j71][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j71][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j74][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j74][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j74][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						var r60 float32
+						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
+							r60 = 1
+						}
+						r61 := float32(0)
+						if r60 != 0 {
+							r61 = net_attention_1_m_gradV
+						}
+						net_attention_1_ex_1_gradRow3[i3] += r61
 					}
 				}
 			}
@@ -7232,25 +7074,24 @@ type ocannlReverserBackwardPart51 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r59 *ocannlReverserBackwardPart51) Part(j72 int) {
-	scratch := r59.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX512, AVX2.
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r63 *ocannlReverserBackwardPart51) Part(j75 int) {
+	scratch := r63.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce15AVX512(&scratch.net_attention_1_m_grad[4*j72][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j72][0][0][0])
+		ocannlMap38AVX512(&scratch.net_attention_1_scores_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce15AVX2(&scratch.net_attention_1_m_grad[4*j72][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j72][0][0][0])
+		ocannlMap38AVX2(&scratch.net_attention_1_scores_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// reduction accumulated in a local variable.
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j72][i1][i2]
-					acc46 := scratch.net_attention_1_m_grad[i0+4*j72][i1][i2][0]
+					net_attention_1_ex_1_gradRow4 := &scratch.net_attention_1_ex_1_grad[i0+4*j75][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j75][i1][i2]
 					for i3 := range 8 {
-						acc46 -= net_attention_1_ex_1_gradRow2[i3]
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_ex_1_gradRow4[i3] / net_attention_1_scores_2V2
 					}
-					scratch.net_attention_1_m_grad[i0+4*j72][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7260,40 +7101,33 @@ func (r59 *ocannlReverserBackwardPart51) Part(j72 int) {
 // ocannlReverserBackwardPart51Records holds the free ocannlReverserBackwardPart51 records.
 var ocannlReverserBackwardPart51Records rt.Records[ocannlReverserBackwardPart51]
 
-// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart52 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart52 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WV *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r62 *ocannlReverserBackwardPart52) Part(j76 int) {
-	scratch := r62.scratch
-	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX512, AVX2.
+// Part runs part j76 of the nest (0 <= j76 < 4).
+func (r64 *ocannlReverserBackwardPart52) Part(j76 int) {
+	gNetAttention1WV, scratch := r64.gNetAttention1WV, r64.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlReduce16AVX512(&scratch.net_attention_1_m_argmax_8[4*j76][0][0][0], &scratch.net_attention_1_scores[4*j76][0][0][0], &scratch.net_attention_1_m[4*j76][0][0][0], &scratch.ordinals_2[0])
+		ocannlGemm16AVX512(&gNetAttention1WV[256*j76], &scratch.net_attention_1_v_grad[0][0][j76][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m_argmax_8[4*j76][0][0][0], &scratch.net_attention_1_scores[4*j76][0][0][0], &scratch.net_attention_1_m[4*j76][0][0][0], &scratch.ordinals_2[0])
+		ocannlGemm16AVX2(&gNetAttention1WV[256*j76], &scratch.net_attention_1_v_grad[0][0][j76][0], &scratch.net_h[0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j76][i1][i2]
-					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j76][i1][i2][0]
-					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j76][i1][i2][0]
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
 					for i3 := range 8 {
-						var r60 float32
-						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
-							r60 = 1
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j76][i3]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j76+32*i3 : 256*i2+256*j76+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
-						r61 := float32(8)
-						if r60 != 0 {
-							r61 = scratch.ordinals_2[i3]
-						}
-						acc47 = min(acc47, r61)
 					}
-					scratch.net_attention_1_m_argmax_8[i0+4*j76][i1][i2][0] = acc47
 				}
 			}
 		}
@@ -7306,143 +7140,33 @@ var ocannlReverserBackwardPart52Records rt.Records[ocannlReverserBackwardPart52]
 // ocannlReverserBackwardPart53 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart53 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r65 *ocannlReverserBackwardPart53) Part(j77 int) {
-	scratch := r65.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_attention_1_ex_1_grad[4*j77][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j77][0][0][0], &scratch.net_attention_1_m_grad[4*j77][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_attention_1_ex_1_grad[4*j77][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j77][0][0][0], &scratch.net_attention_1_m_grad[4*j77][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j77][i1][i2][0]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j77][i1][i2][0]
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j77][i1][i2]
-					for i3 := range 8 {
-						var r63 float32
-						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
-							r63 = 1
-						}
-						r64 := float32(0)
-						if r63 != 0 {
-							r64 = net_attention_1_m_gradV
-						}
-						net_attention_1_ex_1_gradRow3[i3] += r64
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
-var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
-
-// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart54 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r66 *ocannlReverserBackwardPart54) Part(j78 int) {
-	scratch := r66.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_attention_1_scores_1_grad[4*j78][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j78][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_attention_1_scores_1_grad[4*j78][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j78][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow4 := &scratch.net_attention_1_ex_1_grad[i0+4*j78][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j78][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_ex_1_gradRow4[i3] / net_attention_1_scores_2V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
-var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
-
-// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart55 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
-}
-
-// Part runs part j79 of the nest (0 <= j79 < 4).
-func (r67 *ocannlReverserBackwardPart55) Part(j79 int) {
-	gNetAttention1WV, scratch := r67.gNetAttention1WV, r67.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WV[256*j79], &scratch.net_attention_1_v_grad[0][0][j79][0], &scratch.net_h[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WV[256*j79], &scratch.net_attention_1_v_grad[0][0][j79][0], &scratch.net_h[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 1 {
-					for i3 := range 8 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j79][i3]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j79+32*i3 : 256*i2+256*j79+32*i3+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
-var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
-
-// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart56 struct {
 	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
-	pNetAttention1WV, scratch := r68.pNetAttention1WV, r68.scratch
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r65 *ocannlReverserBackwardPart53) Part(j77 int) {
+	pNetAttention1WV, scratch := r65.pNetAttention1WV, r65.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j80][0][0], &scratch.net_attention_1_v_grad[4*j80][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j77][0][0], &scratch.net_attention_1_v_grad[4*j77][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j80][0][0], &scratch.net_attention_1_v_grad[4*j80][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j77][0][0], &scratch.net_attention_1_v_grad[4*j77][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+4*j80][i1]
+				net_layer_norm_1_centered_gradRow6 := &scratch.net_layer_norm_1_centered_grad[i0+4*j77][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j80][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j77][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc49 := net_layer_norm_1_centered_gradRow6[i4]
 							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
@@ -7458,32 +7182,32 @@ func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
 	}
 }
 
-// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
-var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
+// ocannlReverserBackwardPart53Records holds the free ocannlReverserBackwardPart53 records.
+var ocannlReverserBackwardPart53Records rt.Records[ocannlReverserBackwardPart53]
 
-// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// ocannlReverserBackwardPart54 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart57 struct {
+type ocannlReverserBackwardPart54 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 4).
-func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
-	gNetAttention1WK, scratch := r69.gNetAttention1WK, r69.scratch
+// Part runs part j78 of the nest (0 <= j78 < 4).
+func (r66 *ocannlReverserBackwardPart54) Part(j78 int) {
+	gNetAttention1WK, scratch := r66.gNetAttention1WK, r66.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WK[256*j81], &scratch.net_attention_1_k_grad[0][0][j81][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX512(&gNetAttention1WK[256*j78], &scratch.net_attention_1_k_grad[0][0][j78][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WK[256*j81], &scratch.net_attention_1_k_grad[0][0][j81][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX2(&gNetAttention1WK[256*j78], &scratch.net_attention_1_k_grad[0][0][j78][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_hRow7 := &scratch.net_h[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 8 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j81][i3]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j81+32*i3 : 256*i2+256*j81+32*i3+32])
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j78][i3]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j78+32*i3 : 256*i2+256*j78+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -7494,39 +7218,39 @@ func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
 	}
 }
 
-// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
-var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
+// ocannlReverserBackwardPart54Records holds the free ocannlReverserBackwardPart54 records.
+var ocannlReverserBackwardPart54Records rt.Records[ocannlReverserBackwardPart54]
 
-// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart55 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart58 struct {
+type ocannlReverserBackwardPart55 struct {
 	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
-	pNetAttention1WK, scratch := r70.pNetAttention1WK, r70.scratch
+// Part runs part j79 of the nest (0 <= j79 < 8).
+func (r67 *ocannlReverserBackwardPart55) Part(j79 int) {
+	pNetAttention1WK, scratch := r67.pNetAttention1WK, r67.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j82][0][0], &scratch.net_attention_1_k_grad[4*j82][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j79][0][0], &scratch.net_attention_1_k_grad[4*j79][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j82][0][0], &scratch.net_attention_1_k_grad[4*j82][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j79][0][0], &scratch.net_attention_1_k_grad[4*j79][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+4*j82][i1]
+				net_layer_norm_1_centered_gradRow7 := &scratch.net_layer_norm_1_centered_grad[i0+4*j79][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j82][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j79][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc50 := net_layer_norm_1_centered_gradRow7[i4]
 							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
@@ -7542,32 +7266,32 @@ func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
 	}
 }
 
-// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
-var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
+// ocannlReverserBackwardPart55Records holds the free ocannlReverserBackwardPart55 records.
+var ocannlReverserBackwardPart55Records rt.Records[ocannlReverserBackwardPart55]
 
-// ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// ocannlReverserBackwardPart56 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart59 struct {
+type ocannlReverserBackwardPart56 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 4).
-func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
-	gNetAttention1WQ, scratch := r71.gNetAttention1WQ, r71.scratch
+// Part runs part j80 of the nest (0 <= j80 < 4).
+func (r68 *ocannlReverserBackwardPart56) Part(j80 int) {
+	gNetAttention1WQ, scratch := r68.gNetAttention1WQ, r68.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetAttention1WQ[256*j83], &scratch.net_attention_1_q_grad[0][0][j83][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX512(&gNetAttention1WQ[256*j80], &scratch.net_attention_1_q_grad[0][0][j80][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetAttention1WQ[256*j83], &scratch.net_attention_1_q_grad[0][0][j83][0], &scratch.net_h[0][0][0])
+		ocannlGemm16AVX2(&gNetAttention1WQ[256*j80], &scratch.net_attention_1_q_grad[0][0][j80][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				net_hRow8 := &scratch.net_h[i0][i1]
 				for i2 := range 1 {
 					for i3 := range 8 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j83][i3]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j83+32*i3 : 256*i2+256*j83+32*i3+32])
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j80][i3]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j80+32*i3 : 256*i2+256*j80+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -7578,39 +7302,39 @@ func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
 	}
 }
 
-// ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
-var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
+// ocannlReverserBackwardPart56Records holds the free ocannlReverserBackwardPart56 records.
+var ocannlReverserBackwardPart56Records rt.Records[ocannlReverserBackwardPart56]
 
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart57 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart60 struct {
+type ocannlReverserBackwardPart57 struct {
 	pNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
-	pNetAttention1WQ, scratch := r72.pNetAttention1WQ, r72.scratch
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r69 *ocannlReverserBackwardPart57) Part(j81 int) {
+	pNetAttention1WQ, scratch := r69.pNetAttention1WQ, r69.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j84][0][0], &scratch.net_attention_1_q_grad[4*j84][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_layer_norm_1_centered_grad[4*j81][0][0], &scratch.net_attention_1_q_grad[4*j81][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j84][0][0], &scratch.net_attention_1_q_grad[4*j84][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_layer_norm_1_centered_grad[4*j81][0][0], &scratch.net_attention_1_q_grad[4*j81][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+4*j84][i1]
+				net_layer_norm_1_centered_gradRow8 := &scratch.net_layer_norm_1_centered_grad[i0+4*j81][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j84][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j81][i1][i2][i3+3]
 						for i4 := range 32 {
 							acc51 := net_layer_norm_1_centered_gradRow8[i4]
 							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
@@ -7626,29 +7350,29 @@ func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
 	}
 }
 
-// ocannlReverserBackwardPart60Records holds the free ocannlReverserBackwardPart60 records.
-var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
+// ocannlReverserBackwardPart57Records holds the free ocannlReverserBackwardPart57 records.
+var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 
-// ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 1 values of i1 (see rt.Pool).
-type ocannlReverserBackwardPart61 struct {
+type ocannlReverserBackwardPart58 struct {
 	gNetPos *[256]float32
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r73 *ocannlReverserBackwardPart61) Part(j85 int) {
-	gNetPos, scratch := r73.gNetPos, r73.scratch
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
+	gNetPos, scratch := r70.gNetPos, r70.scratch
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&gNetPos[32*j85], &scratch.net_layer_norm_1_centered_grad[0][j85][0])
+		ocannlReduce18AVX512(&gNetPos[32*j82], &scratch.net_layer_norm_1_centered_grad[0][j82][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetPos[32*j85], &scratch.net_layer_norm_1_centered_grad[0][j85][0])
+		ocannlReduce18AVX2(&gNetPos[32*j82], &scratch.net_layer_norm_1_centered_grad[0][j82][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 1 {
-				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+j85]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j85 : 32*i1+32*j85+32])
+				net_layer_norm_1_centered_gradRow9 := &scratch.net_layer_norm_1_centered_grad[i0][i1+j82]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j82 : 32*i1+32*j82+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_layer_norm_1_centered_gradRow9[i2]
 				}
@@ -7657,8 +7381,8 @@ func (r73 *ocannlReverserBackwardPart61) Part(j85 int) {
 	}
 }
 
-// ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
-var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
+// ocannlReverserBackwardPart58Records holds the free ocannlReverserBackwardPart58 records.
+var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -7694,7 +7418,7 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 //	_dim_d.2: 1 (dim, constant)
 //	net.layer_norm#1/mean: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_mean)
 //	net.layer_norm#1/centered: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_centered)
-//	_net.layer_norm#1/var.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_1_var_1)
+//	_net.layer_norm#1/var.1: 64,8 | 32 (let, local)
 //	_net.layer_norm#1/var.2: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_var_2)
 //	_dim_d.3: 1 (dim, constant)
 //	net.layer_norm#1/var: 64,8 | 1 (let, local, in scratch field net_layer_norm_1_var)
@@ -7720,7 +7444,7 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 //	_dim_d.4: 1 (dim, constant)
 //	net.layer_norm#2/mean: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_mean)
 //	net.layer_norm#2/centered: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_centered)
-//	_net.layer_norm#2/var.1: 64,8 | 32 (let, local, in scratch field net_layer_norm_2_var_1)
+//	_net.layer_norm#2/var.1: 64,8 | 32 (let, local)
 //	_net.layer_norm#2/var.2: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_var_2)
 //	_dim_d.5: 1 (dim, constant)
 //	net.layer_norm#2/var: 64,8 | 1 (let, local, in scratch field net_layer_norm_2_var)
@@ -7895,17 +7619,13 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 //	      net.layer_norm#1/centered[i0, i1, i2] = net.layer_norm#1/x[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 //	for i0 in 0..63:
@@ -7983,17 +7703,13 @@ var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 //	      net.layer_norm#2/centered[i0, i1, i2] = net.layer_norm#2/x[i0, i1, i2] - net.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-//	for i0 in 0..63:
-//	  for i1 in 0..7:
-//	    for i2 in 0..31:
-//	      _net.layer_norm#2/var.1[i0, i1, i2] = net.layer_norm#2/centered[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+//	# _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1, with _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered fused
 //	fill _net.layer_norm#2/var.2 with 0
 //	for i0 in 0..63:
 //	  for i1 in 0..7:
 //	    for i2 in 0..31:  # reduction
-//	      _net.layer_norm#2/var.2[i0, i1, 0] += _net.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.layer_norm#2/var.2[i0, i1, 0] += net.layer_norm#2/centered[i0, i1, i2] * net.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..63:
@@ -8164,9 +7880,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap43AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+		ocannlMap43AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_mean_1Row := &scratch.net_layer_norm_1_mean_1[i0]
@@ -8180,9 +7896,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_layer_norm_1_x[0][0][0], &scratch.net_layer_norm_1_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8196,25 +7912,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_1_var_1[0][0][0], &scratch.net_layer_norm_1_centered[0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0][i1]
-				net_layer_norm_1_var_1Row := &scratch.net_layer_norm_1_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlReverserPredictPart15Records.Get()
 	rec16.scratch = scratch
@@ -8225,9 +7923,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap43AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+		ocannlMap43AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_var_2Row := &scratch.net_layer_norm_1_var_2[i0]
@@ -8241,9 +7939,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap45AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+		ocannlMap45AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_1_varRow2 := &scratch.net_layer_norm_1_var[i0]
@@ -8257,9 +7955,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x1.3 = pointwise sqrt of _net/x1.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap46AVX512(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
+		ocannlMap46AVX2(&scratch.net_x1_3[0][0][0], &scratch.net_x1_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x1_2Row2 := &scratch.net_x1_2[i0]
@@ -8273,9 +7971,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta, with _net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3, with _net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap47AVX512(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
+		ocannlMap47AVX2(&scratch.net_x1[0][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_layer_norm_1_centered[0][0][0], &scratch.net_x1_3[0][0][0], &pNetLayerNorm1Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8335,9 +8033,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap43AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+		ocannlMap43AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_mean_1Row := &scratch.net_layer_norm_2_mean_1[i0]
@@ -8351,9 +8049,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean
 	// float32 pointwise kernel over 512 rows of 32 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap44AVX512(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
+		ocannlMap44AVX2(&scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_layer_norm_2_x[0][0][0], &scratch.net_layer_norm_2_mean[0][0][0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8367,25 +8065,7 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 		}
 	}
 
-	// _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered
-	// float32 pointwise kernel over 16384 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_layer_norm_2_var_1[0][0][0], &scratch.net_layer_norm_2_centered[0][0][0])
-	} else {
-		for i0 := range 64 {
-			for i1 := range 8 {
-				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0][i1]
-				net_layer_norm_2_var_1Row := &scratch.net_layer_norm_2_var_1[i0][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1Row[i2] = net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
-				}
-			}
-		}
-	}
-
-	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
+	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1, with _net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered fused
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlReverserPredictPart21Records.Get()
 	rec22.scratch = scratch
@@ -8396,9 +8076,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap43AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+		ocannlMap43AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_var_2Row := &scratch.net_layer_norm_2_var_2[i0]
@@ -8412,9 +8092,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
 	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap45AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+		ocannlMap45AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_layer_norm_2_varRow2 := &scratch.net_layer_norm_2_var[i0]
@@ -8428,9 +8108,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// _net/x2.3 = pointwise sqrt of _net/x2.2
 	// float32 pointwise kernel over 512 elements (c = sqrt(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap46AVX512(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
+		ocannlMap46AVX2(&scratch.net_x2_3[0][0][0], &scratch.net_x2_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_x2_2Row2 := &scratch.net_x2_2[i0]
@@ -8444,9 +8124,9 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	// net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta, with _net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3, with _net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered fused fused
 	// float32 pointwise kernel over 512 rows of 32 elements (c = add(div(mul(x0,x1),x2),x3)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap47AVX512(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
+		ocannlMap47AVX2(&scratch.net_x2[0][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_layer_norm_2_centered[0][0][0], &scratch.net_x2_3[0][0][0], &pNetLayerNorm2Beta[0])
 	} else {
 		for i0 := range 64 {
 			for i1 := range 8 {
@@ -8503,7 +8183,6 @@ type ocannlReverserPredictScratch struct {
 	net_layer_norm_1_mean_1   [64][8][1]float32
 	net_layer_norm_1_mean     [64][8][1]float32
 	net_layer_norm_1_centered [64][8][32]float32
-	net_layer_norm_1_var_1    [64][8][32]float32
 	net_layer_norm_1_var_2    [64][8][1]float32
 	net_layer_norm_1_var      [64][8][1]float32
 	net_x1_2                  [64][8][1]float32
@@ -8516,7 +8195,6 @@ type ocannlReverserPredictScratch struct {
 	net_layer_norm_2_mean_1   [64][8][1]float32
 	net_layer_norm_2_mean     [64][8][1]float32
 	net_layer_norm_2_centered [64][8][32]float32
-	net_layer_norm_2_var_1    [64][8][32]float32
 	net_layer_norm_2_var_2    [64][8][1]float32
 	net_layer_norm_2_var      [64][8][1]float32
 	net_x2_2                  [64][8][1]float32
@@ -8768,9 +8446,9 @@ func (r7 *ocannlReverserPredictPart6) Part(j7 int) {
 	scratch := r7.scratch
 	// float32 pointwise kernel over 2048 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap39AVX512(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap39AVX2(&scratch.net_attention_1_scores[8*j7][0][0][0], &scratch.net_attention_1_scores_1[8*j7][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V := scratch.net_attention_1_scores_2[0]
 		for i0 := range 8 {
@@ -8801,9 +8479,9 @@ func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
 	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
+		ocannlReduce19AVX512(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
+		ocannlReduce19AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8835,9 +8513,9 @@ func (r9 *ocannlReverserPredictPart8) Part(j9 int) {
 	scratch := r9.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = exp(sub(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap40AVX512(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
+		ocannlMap40AVX2(&scratch.net_attention_1_ex[8*j9][0][0][0], &scratch.net_attention_1_scores[8*j9][0][0][0], &scratch.net_attention_1_m[8*j9][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -8868,9 +8546,9 @@ func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
 	scratch := r10.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
+		ocannlReduce20AVX512(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8902,9 +8580,9 @@ func (r11 *ocannlReverserPredictPart10) Part(j11 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 256 rows of 8 elements (c = div(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap41AVX512(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
+		ocannlMap41AVX2(&scratch.net_attention_1_attn[8*j11][0][0][0], &scratch.net_attention_1_ex[8*j11][0][0][0], &scratch.net_attention_1_attn_1[8*j11][0][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9028,9 +8706,9 @@ func (r14 *ocannlReverserPredictPart13) Part(j14 int) {
 	scratch := r14.scratch
 	// float32 pointwise kernel over 2048 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap42AVX512(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
+		ocannlMap42AVX2(&scratch.net_layer_norm_1_x[8*j14][0][0], &scratch.net_h[8*j14][0][0], &scratch.net_layer_norm_1_x_1[8*j14][0][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9059,9 +8737,9 @@ func (r15 *ocannlReverserPredictPart14) Part(j15 int) {
 	scratch := r15.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
+		ocannlReduce21AVX512(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
+		ocannlReduce21AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9089,19 +8767,19 @@ type ocannlReverserPredictPart15 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r16 *ocannlReverserPredictPart15) Part(j17 int) {
 	scratch := r16.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
+		ocannlReduce22AVX512(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_centered[8*j17][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
+		ocannlReduce22AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_centered[8*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1Row2 := &scratch.net_layer_norm_1_var_1[i0+8*j17][i1]
+				net_layer_norm_1_centeredRow2 := &scratch.net_layer_norm_1_centered[i0+8*j17][i1]
 				acc11 := float32(0)
 				for i2 := range 32 {
-					acc11 += net_layer_norm_1_var_1Row2[i2]
+					acc11 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_1_var_2[i0+8*j17][i1][0] = acc11
 			}
@@ -9160,9 +8838,9 @@ func (r19 *ocannlReverserPredictPart17) Part(j20 int) {
 	pNetDense1B, scratch := r19.pNetDense1B, r19.scratch
 	// float32 pointwise kernel over 64 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap48AVX512(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
+		ocannlMap48AVX2(&scratch.net_linear_1_x[8*j20][0][0], &scratch.net_linear_1_x_1[8*j20][0][0], &pNetDense1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9231,9 +8909,9 @@ func (r21 *ocannlReverserPredictPart19) Part(j22 int) {
 	pNetLinear1B, scratch := r21.pNetLinear1B, r21.scratch
 	// float32 pointwise kernel over 64 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap49AVX512(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
+		ocannlMap49AVX2(&scratch.net_layer_norm_2_x[8*j22][0][0], &scratch.net_x1[8*j22][0][0], &scratch.net_layer_norm_2_x_1[8*j22][0][0], &pNetLinear1B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {
@@ -9262,9 +8940,9 @@ func (r22 *ocannlReverserPredictPart20) Part(j23 int) {
 	scratch := r22.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
+		ocannlReduce21AVX512(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
+		ocannlReduce21AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9292,19 +8970,19 @@ type ocannlReverserPredictPart21 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r23 *ocannlReverserPredictPart21) Part(j25 int) {
 	scratch := r23.scratch
-	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce20AVX512(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
+		ocannlReduce22AVX512(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_centered[8*j25][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
+		ocannlReduce22AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_centered[8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+8*j25][i1]
+				net_layer_norm_2_centeredRow2 := &scratch.net_layer_norm_2_centered[i0+8*j25][i1]
 				acc15 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc15 += net_layer_norm_2_centeredRow2[i2] * net_layer_norm_2_centeredRow2[i2]
 				}
 				scratch.net_layer_norm_2_var_2[i0+8*j25][i1][0] = acc15
 			}
@@ -9364,9 +9042,9 @@ func (r25 *ocannlReverserPredictPart23) Part(j28 int) {
 	out, pNetLinear2B, scratch := r25.out, r25.pNetLinear2B, r25.scratch
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap50AVX512(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
+		ocannlMap50AVX2(&out[8*j28][0][0], &scratch.predict_1[8*j28][0][0], &pNetLinear2B[0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 8 {

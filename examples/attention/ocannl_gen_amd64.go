@@ -171,250 +171,220 @@ func ocannlMap5AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32)
 
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap8AVX512(c *float32, x0 *float32)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap9AVX512(c *float32, x0 *float32)
+func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap11AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap14AVX512(c *float32, x0 *float32)
 
-// ocannlMap15AVX512 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap15AVX512(c *float32, x0 *float32)
+func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap17AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap21AVX512(c *float32, x0 *float32)
+func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 256 elements: c = 10.
 //
 //go:noescape
-func ocannlMap22AVX512(c *float32, x0 *float32)
+func ocannlMap22AVX512(c *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap25AVX512(c *float32, x0 *float32)
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap26AVX512(c *float32, x0 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 256 elements: c = 10.
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap27AVX512(c *float32)
+func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
 //
 //go:noescape
-func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap28AVX512(c *float32, x0 *float32)
 
-// ocannlMap29AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
 func ocannlMap31AVX512(c *float32, x0 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap33AVX512(c *float32, x0 *float32)
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
 func ocannlMap34AVX512(c *float32, x0 *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 1024 elements: c = 8.
 //
 //go:noescape
-func ocannlMap36AVX512(c *float32, x0 *float32)
+func ocannlMap36AVX512(c *float32)
 
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap39AVX512(c *float32, x0 *float32)
+func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX512 runs a float32 pointwise kernel over 1024 elements: c = 8.
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap41AVX512(c *float32)
+func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap43AVX512(c *float32, x0 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap45AVX512 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32)
 
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap46AVX512(c *float32, x0 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float32, x0 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 16384 elements: c = mul(x0,x0).
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap50AVX512(c *float32, x0 *float32)
-
-// ocannlMap51AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
-//
-//go:noescape
-func ocannlMap51AVX512(c *float32, x0 *float32)
-
-// ocannlMap52AVX512 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
-//
-//go:noescape
-func ocannlMap52AVX512(c *float32, x0 *float32)
-
-// ocannlMap53AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
-//
-//go:noescape
-func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-
-// ocannlMap54AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap55AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
-//
-//go:noescape
-func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap56AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 8 elements.
 //
@@ -431,95 +401,105 @@ func ocannlReduce1AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce2AVX512(c *float32, x0 *float32)
 
-// ocannlReduce3AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+// ocannlReduce3AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce3AVX512(c *float32, x0 *float32)
 
-// ocannlReduce4AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+// ocannlReduce4AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce4AVX512(c *float32, x0 *float32)
 
-// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 2560 elements.
+// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce5AVX512(c *float32, x0 *float32)
 
-// ocannlReduce6AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+// ocannlReduce6AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 2560 elements.
 //
 //go:noescape
 func ocannlReduce6AVX512(c *float32, x0 *float32)
 
-// ocannlReduce7AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+// ocannlReduce7AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce7AVX512(c *float32, x0 *float32)
 
-// ocannlReduce8AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce8AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce8AVX512(c *float32, x0 *float32)
+func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+// ocannlReduce9AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce9AVX512(c *float32, x0 *float32)
 
-// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
+// ocannlReduce10AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce10AVX512(c *float32, x0 *float32)
 
-// ocannlReduce11AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
+// ocannlReduce11AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce12AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
+// ocannlReduce12AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce12AVX512(c *float32, x0 *float32)
+func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce13AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+// ocannlReduce13AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce13AVX512(c *float32, x0 *float32)
 
-// ocannlReduce14AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
+// ocannlReduce14AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce14AVX512(c *float32, x0 *float32)
 
-// ocannlReduce15AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
+// ocannlReduce15AVX512 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce15AVX512(c *float32, x0 *float32)
+func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce16AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 128 rows of 8 elements.
+// ocannlReduce16AVX512 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce16AVX512(c *float32, x0 *float32)
 
-// ocannlReduce17AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+// ocannlReduce17AVX512 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce17AVX512(c *float32, x0 *float32)
+func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce18AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
+// ocannlReduce18AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce18AVX512(c *float32, x0 *float32)
 
-// ocannlReduce19AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
+// ocannlReduce19AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce19AVX512(c *float32, x0 *float32)
 
-// ocannlReduce20AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+// ocannlReduce20AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce20AVX512(c *float32, x0 *float32)
+
+// ocannlReduce21AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce21AVX512(c *float32, x0 *float32)
+
+// ocannlReduce22AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce22AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=32 K=10 (3x3 tile); strides C 32,1 A 10,1 B 1,10.
 //
@@ -676,255 +656,225 @@ func ocannlMap5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 8192 elements: c = mul(x0,x0).
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
 //
 //go:noescape
 func ocannlMap7AVX2(c *float32, x0 *float32)
 
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
 //
 //go:noescape
 func ocannlMap8AVX2(c *float32, x0 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 256 elements: c = sqrt(x0).
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap9AVX2(c *float32, x0 *float32)
+func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap14AVX2(c *float32, x0 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 2560 elements: c = exp(x0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 256 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap15AVX2(c *float32, x0 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 256 elements: c = log(x0).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap16AVX2(c *float32, x0 *float32)
+func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 32 elements: c = mul(x0,x1).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),x2).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float32, x0 *float32)
+func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 256 elements: c = 10.
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32)
+func ocannlMap22AVX2(c *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
 //
 //go:noescape
-func ocannlMap25AVX2(c *float32, x0 *float32)
+func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap26AVX2(c *float32, x0 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 256 elements: c = 10.
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32)
+func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
 //
 //go:noescape
-func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 32 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
 func ocannlMap31AVX2(c *float32, x0 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
-func ocannlMap33AVX2(c *float32, x0 *float32)
+func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
 func ocannlMap34AVX2(c *float32, x0 *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 32 elements: c += x0.
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 1024 elements: c = 8.
 //
 //go:noescape
-func ocannlMap36AVX2(c *float32, x0 *float32)
+func ocannlMap36AVX2(c *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 8 elements: c += x0.
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap39AVX2(c *float32, x0 *float32)
+func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 1024 elements: c = 8.
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
 //
 //go:noescape
-func ocannlMap41AVX2(c *float32)
+func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
 //
 //go:noescape
-func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap43AVX2(c *float32, x0 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 8 elements: c = exp(sub(x0,x1)).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 8 elements: c = div(x0,x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap46AVX2(c *float32, x0 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,x1).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
-func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 16384 elements: c = mul(x0,x0).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap50AVX2(c *float32, x0 *float32)
-
-// ocannlMap51AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
-//
-//go:noescape
-func ocannlMap51AVX2(c *float32, x0 *float32)
-
-// ocannlMap52AVX2 runs a float32 pointwise kernel over 512 elements: c = sqrt(x0).
-//
-//go:noescape
-func ocannlMap52AVX2(c *float32, x0 *float32)
-
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
-//
-//go:noescape
-func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,add(x1,x2)).
-//
-//go:noescape
-func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap56AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 8 elements.
 //
@@ -941,92 +891,102 @@ func ocannlReduce1AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce2AVX2(c *float32, x0 *float32)
 
-// ocannlReduce3AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce4AVX2(c *float32, x0 *float32)
 
-// ocannlReduce5AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 2560 elements.
+// ocannlReduce5AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32)
 
-// ocannlReduce6AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 2560 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32)
 
-// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float32, x0 *float32)
+func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
+// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce12AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
+// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce12AVX2(c *float32, x0 *float32)
+func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce13AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
+// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float32, x0 *float32)
+func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 128 rows of 8 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32)
 
-// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+// ocannlReduce17AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce17AVX2(c *float32, x0 *float32)
+func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
+// ocannlReduce18AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float32, x0 *float32)
 
-// ocannlReduce19AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
+// ocannlReduce19AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce19AVX2(c *float32, x0 *float32)
 
-// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce20AVX2(c *float32, x0 *float32)
+
+// ocannlReduce21AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce21AVX2(c *float32, x0 *float32)
+
+// ocannlReduce22AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce22AVX2(c *float32, x0 *float32)

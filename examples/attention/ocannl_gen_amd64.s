@@ -3650,27 +3650,6 @@ TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
 	MOVQ         $0x00000010, DX
 
@@ -3685,9 +3664,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -3705,9 +3684,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3743,9 +3722,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3773,9 +3752,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3806,9 +3785,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3830,9 +3809,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -3855,9 +3834,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -3866,45 +3845,45 @@ TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap15AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -3916,123 +3895,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap15AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap14AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4059,9 +4038,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4088,9 +4067,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4121,48 +4100,22 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap21AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x000000a0, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -4170,52 +4123,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x000000a0, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4237,56 +4147,36 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, BX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32)
+// func ocannlMap22AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -4301,9 +4191,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4333,9 +4223,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4362,9 +4252,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4388,9 +4278,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4408,9 +4298,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4438,9 +4328,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4460,59 +4350,69 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000002, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000020, BX
 
-e1:
-	VMOVUPS (CX), Z0
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4536,9 +4436,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4563,9 +4463,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4589,9 +4489,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4612,9 +4512,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4636,9 +4536,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32)
+// func ocannlMap36AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -4653,9 +4553,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4685,9 +4585,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4708,9 +4608,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4730,9 +4630,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4746,45 +4646,45 @@ row1:
 	VBROADCASTSS (DX), Z0
 	VMOVUPS.Z    (CX), K1, Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap40AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap40AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap40AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap40AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap40AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap40AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap40AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap40AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap45AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap40AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap45AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap40AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -4797,123 +4697,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap45AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap45AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap45AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap45AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap45AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap45AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap45AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap45AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap45AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap45AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap40AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap40AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap40AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap40AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap40AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap40AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap40AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap40AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap40AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap40AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap40AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4936,9 +4836,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4959,9 +4859,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4980,9 +4880,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5008,30 +4908,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5050,9 +4929,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5070,9 +4949,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5108,9 +4987,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5138,9 +5017,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5171,9 +5050,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5310,6 +5189,40 @@ row1:
 TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+28(SB), Z0
 	MOVL         $0x000003ff, DX
 	KMOVW        DX, K1
@@ -5354,9 +5267,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5385,9 +5298,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5428,9 +5341,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5459,9 +5372,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5527,9 +5440,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5549,9 +5462,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5574,9 +5487,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5620,9 +5533,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5652,9 +5565,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5682,9 +5595,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5715,9 +5628,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5757,9 +5670,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5788,9 +5701,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5856,9 +5769,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5881,9 +5794,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+28(SB), Z0
@@ -5930,9 +5843,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float32, x0 *float32)
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5961,9 +5874,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5972,6 +5885,40 @@ TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 row1:
 	VMOVUPS      (CX), Z0
 	VMOVUPS      64(CX), Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
 	VADDPS       Z1, Z0, Z0
 	VSHUFF64X2   $0x4e, Z0, Z0, Z1
 	VADDPS       Z1, Z0, Z0
@@ -12177,27 +12124,6 @@ TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000020, DX
 
@@ -12212,9 +12138,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12232,9 +12158,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12270,9 +12196,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12300,9 +12226,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12333,9 +12259,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12364,9 +12290,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12393,9 +12319,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12404,31 +12330,31 @@ TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap15AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap14AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap15AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap15AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap15AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap14AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap14AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap14AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap14AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap15AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap15AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap14AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap14AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap15AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap15AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap14AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap14AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12439,123 +12365,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap14AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap16AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12568,83 +12494,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap16AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap16AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap16AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap16AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap16AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap16AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap16AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap16AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap16AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap16AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap16AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap16AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap16AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap16AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap16AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap16AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap16AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap16AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap16AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap16AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap16AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap16AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap16AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap16AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap16AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap16AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap16AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap16AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -12656,91 +12582,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap16AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12774,9 +12700,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12803,9 +12729,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12836,48 +12762,22 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap21AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000140, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -12885,52 +12785,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000140, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12952,58 +12809,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, BX
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -13018,9 +12859,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13060,9 +12901,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13089,9 +12930,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13115,9 +12956,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13135,9 +12976,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13165,9 +13006,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13187,59 +13028,69 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000020, BX
 
-e1:
-	VMOVUPS (CX), Y0
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000004, SI
+
+e2:
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000020, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13263,9 +13114,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13290,9 +13141,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13314,9 +13165,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13335,9 +13186,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13359,9 +13210,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32)
+// func ocannlMap36AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -13376,9 +13227,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13408,9 +13259,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13431,9 +13282,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13453,9 +13304,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13467,31 +13318,31 @@ row1:
 	VBROADCASTSS (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap40AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap40AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap40AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13503,123 +13354,123 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap40AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap40AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap40AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap40AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap40AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap40AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap40AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap40AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap40AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap40AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap40AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap40AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap40AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap40AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap40AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13640,9 +13491,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13663,9 +13514,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13684,9 +13535,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13712,30 +13563,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000800, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13754,9 +13584,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13774,9 +13604,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13812,9 +13642,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13842,9 +13672,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13875,9 +13705,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14005,6 +13835,46 @@ row1:
 TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y1
 	MOVQ         $0x00000100, DX
@@ -14044,9 +13914,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14074,9 +13944,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14115,9 +13985,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14145,9 +14015,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14212,9 +14082,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14237,9 +14107,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14270,9 +14140,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14328,9 +14198,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14372,9 +14242,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14404,9 +14274,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14442,9 +14312,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14479,9 +14349,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14505,9 +14375,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14559,9 +14429,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14592,9 +14462,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+28(SB), Y0
@@ -14628,9 +14498,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14654,9 +14524,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14667,6 +14537,46 @@ row1:
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      64(CX), Y2
 	VMOVUPS      96(CX), Y3
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce22AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y1
 	VADDPS       Y1, Y0, Y0

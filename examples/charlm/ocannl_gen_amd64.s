@@ -8624,27 +8624,6 @@ TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000030, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	VBROADCASTSS ocannlConst32<>+12(SB), Z0
 	MOVQ         $0x00000040, DX
 
@@ -8659,9 +8638,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -8679,9 +8658,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8719,9 +8698,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8755,9 +8734,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8769,45 +8748,45 @@ TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Z1
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap8AVX512Consts<>+0(SB), Z2
+	VBROADCASTSS ocannlMap7AVX512Consts<>+0(SB), Z2
 	VMAXPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap8AVX512Consts<>+32(SB), Z2
+	VBROADCASTSS ocannlMap7AVX512Consts<>+32(SB), Z2
 	VMINPS       Z1, Z2, Z1
-	VBROADCASTSS ocannlMap8AVX512Consts<>+64(SB), Z2
+	VBROADCASTSS ocannlMap7AVX512Consts<>+64(SB), Z2
 	VMULPS       Z2, Z1, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VBROADCASTSS ocannlMap8AVX512Consts<>+96(SB), Z3
+	VBROADCASTSS ocannlMap7AVX512Consts<>+96(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap8AVX512Consts<>+128(SB), Z3
+	VBROADCASTSS ocannlMap7AVX512Consts<>+128(SB), Z3
 	VFNMADD231PS Z3, Z2, Z1
-	VBROADCASTSS ocannlMap8AVX512Consts<>+160(SB), Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+192(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+160(SB), Z3
+	VBROADCASTSS ocannlMap7AVX512Consts<>+192(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+224(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+224(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+256(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+256(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+288(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+288(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+320(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+352(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+352(SB), Z4
 	VFMADD213PS  Z4, Z1, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+320(SB), Z1
+	VBROADCASTSS ocannlMap7AVX512Consts<>+320(SB), Z1
 	VMULPS       Z1, Z2, Z1
 	VRNDSCALEPS  $0x01, Z1, Z1
 	VSUBPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap8AVX512Consts<>+384(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z4
 	VADDPS       Z4, Z1, Z1
-	VBROADCASTSS ocannlMap8AVX512Consts<>+416(SB), Z4
+	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z4
 	VPADDD       Z4, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z3, Z3
-	VBROADCASTSS ocannlMap8AVX512Consts<>+384(SB), Z1
+	VBROADCASTSS ocannlMap7AVX512Consts<>+384(SB), Z1
 	VADDPS       Z1, Z2, Z2
-	VBROADCASTSS ocannlMap8AVX512Consts<>+416(SB), Z1
+	VBROADCASTSS ocannlMap7AVX512Consts<>+416(SB), Z1
 	VPADDD       Z1, Z2, Z2
 	VPSLLD       $0x17, Z2, Z2
 	VMULPS       Z2, Z3, Z3
@@ -8819,123 +8798,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap8AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap8AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap8AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap8AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap8AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap8AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap8AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap8AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap8AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap8AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap8AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap7AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap7AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap7AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap7AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap7AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap7AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap7AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap7AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap7AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap7AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap7AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8961,9 +8940,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8988,9 +8967,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9029,9 +9008,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9060,9 +9039,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9090,9 +9069,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9101,45 +9080,45 @@ TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap14AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap15AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap14AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap15AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap15AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap14AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9151,123 +9130,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap15AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap15AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap15AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap15AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap15AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap15AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap15AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap15AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap15AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap15AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap14AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap14AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap14AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap14AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap14AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap14AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap14AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap14AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap14AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap14AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap14AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9296,9 +9275,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9331,9 +9310,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9354,28 +9333,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000040, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9397,59 +9357,41 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000008, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Z0
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000008, SI
+
+e2:
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+32256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+32256, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32)
+// func ocannlMap22AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -9464,9 +9406,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9502,9 +9444,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9531,9 +9473,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9557,9 +9499,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9577,9 +9519,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9607,9 +9549,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9629,59 +9571,73 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000006, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000030, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Z0
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000006, SI
+
+e2:
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+256, CX
+	ADDQ    $+24192, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000006, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+24192, CX
+	ADDQ    $+256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9706,9 +9662,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9730,9 +9686,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX512(c *float32, x0 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9751,9 +9707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9780,9 +9736,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9806,9 +9762,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9830,9 +9786,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32)
+// func ocannlMap38AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -9847,9 +9803,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9884,26 +9840,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (BX), Z1
 	MOVQ         $0x00000004, BX
 
 row1:
 	MOVQ $0x00000004, SI
 
 e2:
-	VMOVUPS   (CX), Z1
-	VMOVUPS   (DX), Z3
-	VCMPPS    $0x04, Z0, Z1, K1
-	VBLENDMPS Z3, Z0, K1, Z2
-	VADDPS    Z0, Z2, Z1
-	VMOVUPS   Z1, (AX)
+	VMOVUPS   (CX), Z3
+	VMOVUPS   (DX), Z4
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z4, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z3
+	VDIVPS    Z1, Z3, Z3
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z3, (AX)
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
 	ADDQ      $+64, DX
@@ -9915,32 +9875,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (DX), Z1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Z2
-	VDIVPS  Z1, Z2, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9961,9 +9898,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9989,9 +9926,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32)
+// func ocannlMap43AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10010,9 +9947,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10039,9 +9976,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10067,9 +10004,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10096,9 +10033,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10118,9 +10055,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10150,9 +10087,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10178,9 +10115,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX512(c *float32, x0 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10189,45 +10126,45 @@ TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap54AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap54AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap54AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap50AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap54AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap54AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap54AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap50AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap54AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap54AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap54AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap54AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap50AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -10239,123 +10176,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap54AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap54AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap54AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap54AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap54AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap54AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap54AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap54AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap54AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap54AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap54AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10381,9 +10318,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX512(c *float32, x0 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10401,9 +10338,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10473,6 +10410,56 @@ row1:
 TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      256(CX), Z4
+	VMOVUPS      256(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VMOVUPS      320(CX), Z5
+	VMULPS       Z5, Z4, Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+256, AX
+	ADDQ         $+24576, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+48(SB), Z0
 	MOVQ         $0x00000020, DX
 
@@ -10535,9 +10522,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10569,9 +10556,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+48(SB), Z0
@@ -10667,9 +10654,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10712,9 +10699,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10755,9 +10742,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10800,9 +10787,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10955,9 +10942,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -10993,9 +10980,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11040,9 +11027,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11114,9 +11101,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11177,9 +11164,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11215,9 +11202,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11253,9 +11240,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11313,9 +11300,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11347,9 +11334,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11448,9 +11435,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -11486,9 +11473,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -16696,27 +16683,6 @@ TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
 	MOVQ         $0x00000080, DX
 
@@ -16731,9 +16697,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16751,9 +16717,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16791,9 +16757,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16827,9 +16793,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16841,31 +16807,31 @@ TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap8AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap7AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap8AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap8AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap7AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap8AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap8AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap8AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap8AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap8AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap7AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap7AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap7AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap7AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap7AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap7AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap7AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap8AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap8AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap7AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap7AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -16876,123 +16842,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap8AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap8AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap8AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap8AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap8AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap8AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap8AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap8AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap8AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap8AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap8AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap8AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap8AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap8AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap8AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap7AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap7AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap7AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap7AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap7AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap7AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap7AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap7AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap7AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap7AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap7AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap7AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap7AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap7AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap7AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -17018,9 +16984,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -17045,9 +17011,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -17062,320 +17028,320 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap11AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap11AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap11AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap11AVX2Consts<>+128(SB), Y5, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+0(SB), Y2, Y3
+	VANDPD       ocannlMap10AVX2Consts<>+32(SB), Y3, Y3
+	VMOVUPD      ocannlMap10AVX2Consts<>+64(SB), Y4
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y3, Y5
+	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap11AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
+	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap11AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap11AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+96(SB), Y3, Y5
+	VSUBPD       ocannlMap10AVX2Consts<>+224(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y8
 	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+256(SB), Y4, Y7
+	VPERMPS      ocannlMap10AVX2Consts<>+256(SB), Y4, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+288(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+288(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+320(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+320(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+352(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+352(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+384(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+384(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+416(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+416(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+448(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+448(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+480(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+480(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+512(SB), Y4, Y8
+	VPERMPS      ocannlMap10AVX2Consts<>+512(SB), Y4, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+544(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+544(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+576(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+576(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+608(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+608(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+640(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+640(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+672(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+672(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+704(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+704(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap11AVX2Consts<>+736(SB), Y4, Y5
+	VPERMPS      ocannlMap10AVX2Consts<>+736(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap11AVX2Consts<>+224(SB), Y8, Y8
+	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y8, Y8
 	VDIVPD       Y8, Y7, Y7
 	VMULPD       Y3, Y7, Y4
 	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap11AVX2Consts<>+768(SB), Y3, Y8
+	VMULPD       ocannlMap10AVX2Consts<>+768(SB), Y3, Y8
 	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+800(SB), Y3, Y5
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+800(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap11AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap11AVX2Consts<>+864(SB), Y3, Y6
+	VMULPD       ocannlMap10AVX2Consts<>+832(SB), Y3, Y8
+	VMULPD       ocannlMap10AVX2Consts<>+864(SB), Y3, Y6
 	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap11AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+928(SB), Y3, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+896(SB), Y8, Y8
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+928(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap11AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+96(SB), Y3, Y5
+	VADDPD       ocannlMap10AVX2Consts<>+960(SB), Y7, Y8
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap11AVX2Consts<>+992(SB), Y3, Y5
+	VANDPD       ocannlMap10AVX2Consts<>+992(SB), Y3, Y5
 	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap11AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap11AVX2Consts<>+1056(SB), Y8, Y8
+	VXORPD       ocannlMap10AVX2Consts<>+1024(SB), Y8, Y8
+	VSUBPD       ocannlMap10AVX2Consts<>+1056(SB), Y8, Y8
 	VSUBPD       Y3, Y5, Y6
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y5, Y6, Y6
 	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap11AVX2Consts<>+1088(SB), Y8, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y8, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap11AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap11AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap11AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap11AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y7, Y8
+	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y5, Y7
+	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap11AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y8
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y8, Y7
+	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap11AVX2Consts<>+1088(SB), Y6, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y6, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap11AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap11AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap11AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap11AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y5, Y8
+	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap11AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap11AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y8, Y8
 	VMULPD       Y8, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap11AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap11AVX2Consts<>+1024(SB), Y2, Y8
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+1536(SB), Y3, Y5
+	VBLENDVPD    Y5, ocannlMap10AVX2Consts<>+224(SB), Y4, Y4
+	VANDPD       ocannlMap10AVX2Consts<>+1024(SB), Y2, Y8
 	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap11AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap11AVX2Consts<>+1408(SB), Y2, Y3
+	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y4, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+1408(SB), Y2, Y3
 	VMULPD       Y4, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap11AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap11AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap11AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+0(SB), Y0, Y2
+	VANDPD       ocannlMap10AVX2Consts<>+32(SB), Y2, Y2
+	VMOVUPD      ocannlMap10AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap10AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap11AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap10AVX2Consts<>+224(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap11AVX2Consts<>+256(SB), Y3, Y6
+	VPERMPS      ocannlMap10AVX2Consts<>+256(SB), Y3, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap11AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap10AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap11AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap10AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y2, Y6, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap11AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap10AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap11AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap11AVX2Consts<>+864(SB), Y2, Y5
+	VMULPD       ocannlMap10AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap10AVX2Consts<>+864(SB), Y2, Y5
 	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap11AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap10AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap11AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap10AVX2Consts<>+960(SB), Y6, Y7
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap11AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap10AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap11AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap11AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap10AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap10AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y5
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap11AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap11AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap11AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap11AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap11AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y6, Y7
+	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y4, Y6
+	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap11AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap11AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y6, Y7
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y7, Y6
+	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap11AVX2Consts<>+1088(SB), Y5, Y4
+	VMULPD       ocannlMap10AVX2Consts<>+1088(SB), Y5, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap11AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap11AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap11AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap11AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap10AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap10AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap10AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap11AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap11AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap11AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap10AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap10AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap10AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y6, Y6
 	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y5
+	VMOVUPD      ocannlMap10AVX2Consts<>+224(SB), Y5
 	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap11AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap11AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap11AVX2Consts<>+1024(SB), Y0, Y7
+	VCMPPD       $0x0d, ocannlMap10AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap10AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap10AVX2Consts<>+1024(SB), Y0, Y7
 	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap11AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap11AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap10AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap10AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VCVTPD2PSY   Y2, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -17388,207 +17354,207 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap11AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap11AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap11AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap11AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap11AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap11AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap11AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap11AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap11AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap11AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap11AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap11AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap11AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap11AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap11AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap11AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap11AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap11AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap11AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap11AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap11AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap11AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap11AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap11AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap11AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap11AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap11AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap11AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap11AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap11AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap11AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap11AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap11AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap11AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap11AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap11AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap11AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap11AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap11AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap11AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap11AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap11AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap11AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap11AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap11AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap11AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap11AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap11AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap11AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap11AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap11AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap11AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap11AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap11AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap11AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap11AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap11AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap11AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap11AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap11AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap11AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap11AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap11AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap11AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap11AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap11AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap11AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap11AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap11AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap11AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap11AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap11AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap11AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap11AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap11AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap11AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap11AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap11AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap11AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap11AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap11AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap11AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap10AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap10AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap10AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap10AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap10AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap10AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap10AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap10AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap10AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap10AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap10AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap10AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap10AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap10AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap10AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap10AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap10AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap10AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap10AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap10AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap10AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap10AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap10AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap10AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap10AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap10AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap10AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap10AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap10AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap10AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap10AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap10AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap10AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap10AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap10AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap10AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap10AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap10AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap10AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap10AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap10AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap10AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap10AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap10AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap10AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap10AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap10AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap10AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap10AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap10AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap10AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap10AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap10AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap10AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap10AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap10AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap10AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap10AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap10AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap10AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap10AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap10AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap10AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap10AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap10AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap10AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap10AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap10AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap10AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap10AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap10AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap10AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap10AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -17627,9 +17593,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -17658,9 +17624,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -17688,9 +17654,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -17699,31 +17665,31 @@ TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap15AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap14AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap15AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap15AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap15AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap15AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap15AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap14AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap14AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap14AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap14AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap15AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap15AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap14AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap14AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap15AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap15AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap14AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap14AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -17734,123 +17700,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap15AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap15AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap15AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap15AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap15AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap15AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap15AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap15AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap15AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap15AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap15AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap15AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap15AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap15AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap15AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap14AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap14AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap14AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap14AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap14AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap14AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap14AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap14AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap14AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap14AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap14AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap14AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap14AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap14AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap14AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap16AVX2(c *float32, x0 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -17863,83 +17829,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap16AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap16AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap16AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap16AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap16AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap16AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap16AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap16AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap16AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap16AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap16AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap16AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap16AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap16AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap16AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap15AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap16AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap16AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap16AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap16AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap15AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap15AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap15AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap15AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap16AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap15AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap16AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap16AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap15AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap15AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap16AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap16AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap16AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap16AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap15AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap15AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap15AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap15AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap16AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap16AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap15AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap15AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap15AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap16AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap15AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap16AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap15AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap16AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap16AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap16AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap16AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap16AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap16AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap15AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap15AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap15AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap15AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -17951,91 +17917,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap16AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap16AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap16AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap16AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap16AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap16AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap16AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap16AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap16AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap16AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap16AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap16AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap16AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap16AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap16AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap16AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap16AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap16AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap16AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap16AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap16AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap16AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap15AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap15AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap15AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap15AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap15AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap15AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap15AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap15AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap15AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap15AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap15AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap15AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap15AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap15AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap15AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap15AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap15AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap15AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap15AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap15AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap15AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap15AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap15AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap15AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18064,9 +18030,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18099,9 +18065,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18122,9 +18088,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -18136,320 +18102,320 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap20AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap20AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap20AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap20AVX2Consts<>+128(SB), Y5, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+0(SB), Y2, Y3
+	VANDPD       ocannlMap19AVX2Consts<>+32(SB), Y3, Y3
+	VMOVUPD      ocannlMap19AVX2Consts<>+64(SB), Y4
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y3, Y5
+	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap20AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
+	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap20AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap20AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+96(SB), Y3, Y5
+	VSUBPD       ocannlMap19AVX2Consts<>+224(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y8
 	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+256(SB), Y4, Y7
+	VPERMPS      ocannlMap19AVX2Consts<>+256(SB), Y4, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+288(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+288(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+320(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+320(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+352(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+352(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+384(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+384(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+416(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+416(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+448(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+448(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+480(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+480(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+512(SB), Y4, Y8
+	VPERMPS      ocannlMap19AVX2Consts<>+512(SB), Y4, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+544(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+544(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+576(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+576(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+608(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+608(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+640(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+640(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+672(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+672(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+704(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+704(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap20AVX2Consts<>+736(SB), Y4, Y5
+	VPERMPS      ocannlMap19AVX2Consts<>+736(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap20AVX2Consts<>+224(SB), Y8, Y8
+	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y8, Y8
 	VDIVPD       Y8, Y7, Y7
 	VMULPD       Y3, Y7, Y4
 	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap20AVX2Consts<>+768(SB), Y3, Y8
+	VMULPD       ocannlMap19AVX2Consts<>+768(SB), Y3, Y8
 	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+800(SB), Y3, Y5
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+800(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap20AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap20AVX2Consts<>+864(SB), Y3, Y6
+	VMULPD       ocannlMap19AVX2Consts<>+832(SB), Y3, Y8
+	VMULPD       ocannlMap19AVX2Consts<>+864(SB), Y3, Y6
 	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap20AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+928(SB), Y3, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+896(SB), Y8, Y8
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+928(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap20AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+96(SB), Y3, Y5
+	VADDPD       ocannlMap19AVX2Consts<>+960(SB), Y7, Y8
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap20AVX2Consts<>+992(SB), Y3, Y5
+	VANDPD       ocannlMap19AVX2Consts<>+992(SB), Y3, Y5
 	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap20AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap20AVX2Consts<>+1056(SB), Y8, Y8
+	VXORPD       ocannlMap19AVX2Consts<>+1024(SB), Y8, Y8
+	VSUBPD       ocannlMap19AVX2Consts<>+1056(SB), Y8, Y8
 	VSUBPD       Y3, Y5, Y6
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y5, Y6, Y6
 	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap20AVX2Consts<>+1088(SB), Y8, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y8, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap20AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap20AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap20AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap20AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y7, Y8
+	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y5, Y7
+	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap20AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y8
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y8, Y7
+	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap20AVX2Consts<>+1088(SB), Y6, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y6, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap20AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap20AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap20AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap20AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y5, Y8
+	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap20AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap20AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y8, Y8
 	VMULPD       Y8, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap20AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap20AVX2Consts<>+1024(SB), Y2, Y8
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+1536(SB), Y3, Y5
+	VBLENDVPD    Y5, ocannlMap19AVX2Consts<>+224(SB), Y4, Y4
+	VANDPD       ocannlMap19AVX2Consts<>+1024(SB), Y2, Y8
 	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap20AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap20AVX2Consts<>+1408(SB), Y2, Y3
+	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y4, Y4
+	VMULPD       ocannlMap19AVX2Consts<>+1408(SB), Y2, Y3
 	VMULPD       Y4, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap20AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap20AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap20AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap20AVX2Consts<>+128(SB), Y4, Y4
+	VMULPD       ocannlMap19AVX2Consts<>+0(SB), Y0, Y2
+	VANDPD       ocannlMap19AVX2Consts<>+32(SB), Y2, Y2
+	VMOVUPD      ocannlMap19AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap20AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap20AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap19AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap20AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap19AVX2Consts<>+224(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap20AVX2Consts<>+256(SB), Y3, Y6
+	VPERMPS      ocannlMap19AVX2Consts<>+256(SB), Y3, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap20AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap19AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap20AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap19AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y2, Y6, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap20AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap19AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap20AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap20AVX2Consts<>+864(SB), Y2, Y5
+	VMULPD       ocannlMap19AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap19AVX2Consts<>+864(SB), Y2, Y5
 	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap20AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap20AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap19AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap19AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap20AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap19AVX2Consts<>+960(SB), Y6, Y7
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap20AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap19AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap20AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap20AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap19AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap19AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y5
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap20AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap20AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap20AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap20AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap20AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y6, Y7
+	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y4, Y6
+	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap20AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap20AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y6, Y7
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y7, Y6
+	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap20AVX2Consts<>+1088(SB), Y5, Y4
+	VMULPD       ocannlMap19AVX2Consts<>+1088(SB), Y5, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap20AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap19AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap20AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap20AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap20AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap19AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap19AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap19AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap20AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap20AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap20AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap19AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap19AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap19AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y6, Y6
 	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap20AVX2Consts<>+224(SB), Y5
+	VMOVUPD      ocannlMap19AVX2Consts<>+224(SB), Y5
 	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap20AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap20AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap20AVX2Consts<>+1024(SB), Y0, Y7
+	VCMPPD       $0x0d, ocannlMap19AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap19AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap19AVX2Consts<>+1024(SB), Y0, Y7
 	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap20AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap20AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap19AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap19AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VCVTPD2PSY   Y2, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -18461,226 +18427,207 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap20AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap20AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap20AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap20AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap20AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap20AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap20AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap20AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap20AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap20AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap20AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap20AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap20AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap20AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap20AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap20AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap20AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap20AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap20AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap20AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap20AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap20AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap20AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap20AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap20AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap20AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap20AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap20AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap20AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap20AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap20AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap20AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap20AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap20AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap20AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap20AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap20AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap20AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap20AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap20AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap20AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap20AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap20AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap20AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap20AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap20AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap20AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap20AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap20AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap20AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap20AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap20AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap20AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap20AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap20AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap20AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap20AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap20AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap20AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap20AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap20AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap20AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap20AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap20AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap20AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap20AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap20AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap20AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap20AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap20AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap20AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap20AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap20AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap20AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap20AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap20AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap20AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap19AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap19AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap19AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap19AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap19AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap19AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap19AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap19AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap19AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap19AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap19AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap19AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap19AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap19AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap19AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap19AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap19AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap19AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap19AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap19AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap19AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap19AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap19AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap19AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap19AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap19AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap19AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap19AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap19AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap19AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap19AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap19AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap19AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap19AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap19AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap19AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap19AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap19AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap19AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap19AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap19AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap19AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap19AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap19AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap19AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap19AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap19AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap19AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap19AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap19AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap19AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap19AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap19AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap19AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap19AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap19AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap19AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap19AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap19AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap19AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap19AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap19AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap19AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap19AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap19AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap19AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap19AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap19AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap19AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap19AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap19AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap19AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap19AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap19AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap19AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap19AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap19AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap19AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap19AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap19AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap19AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap19AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap21AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000080, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18702,59 +18649,41 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000010, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Y0
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000010, SI
+
+e2:
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+32256, AX
+	ADDQ    $+256, CX
+	ADDQ    $+32256, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32)
+// func ocannlMap22AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -18769,9 +18698,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18807,9 +18736,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18836,9 +18765,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18862,9 +18791,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -18882,9 +18811,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18912,9 +18841,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -18934,59 +18863,73 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x0000000c, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000060, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Y0
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x0000000c, SI
+
+e2:
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+256, CX
+	ADDQ    $+24192, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x0000000c, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+24192, AX
+	ADDQ    $+24192, CX
+	ADDQ    $+256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19011,9 +18954,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19035,9 +18978,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19047,356 +18990,356 @@ TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS      (DX), Y2
-	VMOVUPD      ocannlMap36AVX2Consts<>+0(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y3
 	VMULPS       Y3, Y2, Y2
 	VCVTPS2PD    X2, Y3
 	VEXTRACTF128 $0x01, Y2, X2
 	VCVTPS2PD    X2, Y2
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y3, Y5
-	VMOVUPD      ocannlMap36AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y3, Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap36AVX2Consts<>+224(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
+	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y5, Y9
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y10
 	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+256(SB), Y6, Y8
+	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y6, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+288(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+512(SB), Y6, Y10
+	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y6, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+544(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap36AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y10, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y10, Y10
 	VDIVPD       Y10, Y8, Y8
 	VMULPD       Y5, Y8, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+768(SB), Y5, Y10
+	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+800(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap36AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+864(SB), Y5, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y5, Y10
+	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y5, Y9
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+928(SB), Y5, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap36AVX2Consts<>+960(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y5, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y8, Y10
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+992(SB), Y5, Y7
+	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap36AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap36AVX2Consts<>+1056(SB), Y10, Y10
+	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y10, Y10
+	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y9
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y9, Y9
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y10, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y8, Y10
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y7, Y8
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y8
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y8, Y10
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y10, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y9, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y9, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y10
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y10
 	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y10, Y9
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y7, Y10
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y10, Y10
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y10
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y10, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y10
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y8, Y8
 	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y9
 	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap36AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y3, Y10
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap33AVX2Consts<>+224(SB), Y6, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y3, Y10
 	VORPD        Y10, Y6, Y6
 	VCVTPD2PSY   Y6, X4
-	VANDPD       ocannlMap36AVX2Consts<>+32(SB), Y2, Y3
-	VMOVUPD      ocannlMap36AVX2Consts<>+64(SB), Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y3, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y6, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y2, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y5
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y3, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+192(SB), Y3, Y6
-	VANDPD       ocannlMap36AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap36AVX2Consts<>+224(SB), Y3, Y8
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+96(SB), Y3, Y6
+	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y3, Y8
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
 	VBLENDVPD    Y6, Y7, Y8, Y8
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y9
 	VDIVPD       Y7, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y3, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y8, Y8
-	VPERMPS      ocannlMap36AVX2Consts<>+256(SB), Y5, Y7
+	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y5, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+288(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+320(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+352(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+384(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+416(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+448(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
 	VMULPD       Y8, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+480(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y5, Y6
 	VADDPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap36AVX2Consts<>+512(SB), Y5, Y9
+	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y5, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+544(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+576(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+608(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+640(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+672(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+704(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap36AVX2Consts<>+736(SB), Y5, Y6
+	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+224(SB), Y9, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y9, Y9
 	VDIVPD       Y9, Y7, Y7
 	VMULPD       Y3, Y7, Y5
 	VADDPD       Y3, Y5, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+768(SB), Y3, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y3, Y9
 	VADDPD       Y3, Y9, Y9
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+800(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap36AVX2Consts<>+832(SB), Y3, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+864(SB), Y3, Y8
+	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y3, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y3, Y8
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+896(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap36AVX2Consts<>+928(SB), Y3, Y6
+	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y9, Y9
+	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap36AVX2Consts<>+960(SB), Y7, Y9
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+96(SB), Y3, Y6
+	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y7, Y9
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y3, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+992(SB), Y3, Y6
+	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y3, Y6
 	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap36AVX2Consts<>+1024(SB), Y9, Y9
-	VSUBPD       ocannlMap36AVX2Consts<>+1056(SB), Y9, Y9
+	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y9, Y9
+	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y9, Y9
 	VSUBPD       Y3, Y6, Y8
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y6, Y8, Y8
 	VADDPD       Y7, Y8, Y8
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y9, Y6
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y9, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y9, Y6, Y7
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y6, Y7
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y7, Y9
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y6, Y7
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
 	VMULPD       Y9, Y7, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y7, Y9
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y7
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y9
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y7
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y7, Y7
-	VMULPD       ocannlMap36AVX2Consts<>+1088(SB), Y8, Y6
+	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y8, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y9
 	VFNMADD213PD Y8, Y6, Y9
-	VFNMADD231PD ocannlMap36AVX2Consts<>+1152(SB), Y6, Y9
-	VMULPD       ocannlMap36AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap36AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1248(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1280(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1312(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1344(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1376(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+1408(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y9, Y8
+	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y6, Y9
+	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y9, Y9
+	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y8
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
 	VMULPD       Y8, Y9, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1440(SB), Y9, Y8
-	VFMADD213PD  ocannlMap36AVX2Consts<>+224(SB), Y8, Y9
-	VADDPD       ocannlMap36AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap36AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y9, Y8
+	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y8, Y9
+	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y9, Y9
 	VMULPD       Y9, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap36AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y8
 	VSUBPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+160(SB), Y3, Y6
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y3, Y6
 	VBLENDVPD    Y6, Y8, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap36AVX2Consts<>+1536(SB), Y3, Y6
-	VBLENDVPD    Y6, ocannlMap36AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap36AVX2Consts<>+1024(SB), Y2, Y9
+	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y3, Y6
+	VBLENDVPD    Y6, ocannlMap33AVX2Consts<>+224(SB), Y5, Y5
+	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y2, Y9
 	VORPD        Y9, Y5, Y5
 	VCVTPD2PSY   Y5, X2
 	VINSERTF128  $0x01, X2, Y4, Y4
 	VADDPS       Y4, Y1, Y2
-	VMOVUPD      ocannlMap36AVX2Consts<>+1568(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+1568(SB), Y3
 	VMULPS       Y2, Y3, Y2
-	VMOVUPD      ocannlMap36AVX2Consts<>+1600(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+1600(SB), Y3
 	VMOVUPS      (DX), Y5
 	VMOVUPS      (DX), Y6
 	VMULPS       Y6, Y5, Y5
 	VMULPS       Y5, Y3, Y3
-	VMOVUPD      ocannlMap36AVX2Consts<>+1632(SB), Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+1632(SB), Y5
 	VMAXPS       Y3, Y5, Y3
-	VMOVUPD      ocannlMap36AVX2Consts<>+1664(SB), Y5
+	VMOVUPD      ocannlMap33AVX2Consts<>+1664(SB), Y5
 	VMINPS       Y3, Y5, Y3
-	VMULPS       ocannlMap36AVX2Consts<>+1696(SB), Y3, Y5
+	VMULPS       ocannlMap33AVX2Consts<>+1696(SB), Y3, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS ocannlMap36AVX2Consts<>+1728(SB), Y5, Y3
-	VFNMADD231PS ocannlMap36AVX2Consts<>+1760(SB), Y5, Y3
-	VMOVUPD      ocannlMap36AVX2Consts<>+1792(SB), Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1824(SB), Y3, Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1856(SB), Y3, Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1888(SB), Y3, Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1920(SB), Y3, Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1568(SB), Y3, Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1952(SB), Y3, Y6
-	VFMADD213PS  ocannlMap36AVX2Consts<>+1952(SB), Y3, Y6
-	VMULPS       ocannlMap36AVX2Consts<>+1568(SB), Y5, Y3
+	VFNMADD231PS ocannlMap33AVX2Consts<>+1728(SB), Y5, Y3
+	VFNMADD231PS ocannlMap33AVX2Consts<>+1760(SB), Y5, Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+1792(SB), Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1824(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1856(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1888(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1920(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1568(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1952(SB), Y3, Y6
+	VFMADD213PS  ocannlMap33AVX2Consts<>+1952(SB), Y3, Y6
+	VMULPS       ocannlMap33AVX2Consts<>+1568(SB), Y5, Y3
 	VROUNDPS     $0x01, Y3, Y3
 	VSUBPS       Y3, Y5, Y5
-	VADDPS       ocannlMap36AVX2Consts<>+1984(SB), Y3, Y3
-	VPADDD       ocannlMap36AVX2Consts<>+2016(SB), Y3, Y3
+	VADDPS       ocannlMap33AVX2Consts<>+1984(SB), Y3, Y3
+	VPADDD       ocannlMap33AVX2Consts<>+2016(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y3, Y6, Y6
-	VADDPS       ocannlMap36AVX2Consts<>+1984(SB), Y5, Y5
-	VPADDD       ocannlMap36AVX2Consts<>+2016(SB), Y5, Y5
+	VADDPS       ocannlMap33AVX2Consts<>+1984(SB), Y5, Y5
+	VPADDD       ocannlMap33AVX2Consts<>+2016(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMULPS       Y5, Y6, Y6
-	VMOVUPD      ocannlMap36AVX2Consts<>+2048(SB), Y3
+	VMOVUPD      ocannlMap33AVX2Consts<>+2048(SB), Y3
 	VMULPS       Y6, Y3, Y3
 	VMOVUPS      (DX), Y5
 	VMULPS       Y3, Y5, Y3
@@ -19413,339 +19356,339 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap36AVX2Consts<>+0(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+4(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+8(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+12(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+16(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+20(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+24(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+28(SB)/4, $0x3f3504f3
-DATA ocannlMap36AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap36AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap36AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap36AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap36AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap36AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap36AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap36AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap36AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap36AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap36AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap36AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap36AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap36AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap36AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap36AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap36AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap36AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap36AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap36AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap36AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap36AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap36AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap36AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap36AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap36AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap36AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap36AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap36AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap36AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap36AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap36AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap36AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap36AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap36AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap36AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap36AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap36AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap36AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap36AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap36AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap36AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap36AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap36AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap36AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap36AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap36AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap36AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap36AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap36AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap36AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap36AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap36AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap36AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap36AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap36AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap36AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap36AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap36AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap36AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap36AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap36AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap36AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap36AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap36AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap36AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap36AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap36AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap36AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap36AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap36AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap36AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap36AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap36AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap36AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap36AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap36AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap36AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap36AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap36AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap36AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap36AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap36AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap36AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap36AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap36AVX2Consts<>+1568(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1572(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1576(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1580(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1584(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1588(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1592(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1596(SB)/4, $0x3f000000
-DATA ocannlMap36AVX2Consts<>+1600(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1604(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1608(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1612(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1616(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1620(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1624(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1628(SB)/4, $0xbf000000
-DATA ocannlMap36AVX2Consts<>+1632(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1636(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1640(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1644(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1648(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1652(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1656(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1660(SB)/4, $0xc2d00000
-DATA ocannlMap36AVX2Consts<>+1664(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1668(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1672(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1676(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1680(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1684(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1688(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1692(SB)/4, $0x42b20000
-DATA ocannlMap36AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
-DATA ocannlMap36AVX2Consts<>+1728(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1732(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1736(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1740(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1744(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1748(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1752(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1756(SB)/4, $0x3f317218
-DATA ocannlMap36AVX2Consts<>+1760(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1764(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1768(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1772(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1776(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1780(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1784(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1788(SB)/4, $0xb102e308
-DATA ocannlMap36AVX2Consts<>+1792(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1796(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1800(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1804(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1808(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1812(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1816(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1820(SB)/4, $0x39500d01
-DATA ocannlMap36AVX2Consts<>+1824(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1828(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1832(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1836(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1840(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1844(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1848(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1852(SB)/4, $0x3ab60b61
-DATA ocannlMap36AVX2Consts<>+1856(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1860(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1864(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1868(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1872(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1876(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1880(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1884(SB)/4, $0x3c088889
-DATA ocannlMap36AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
-DATA ocannlMap36AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
-DATA ocannlMap36AVX2Consts<>+1952(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1956(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1960(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1964(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1968(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1972(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1976(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1980(SB)/4, $0x3f800000
-DATA ocannlMap36AVX2Consts<>+1984(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+1988(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+1992(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+1996(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+2000(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+2004(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+2008(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+2012(SB)/4, $0x4b400000
-DATA ocannlMap36AVX2Consts<>+2016(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2020(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2024(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2028(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2032(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2036(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2040(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2044(SB)/4, $0x0000007f
-DATA ocannlMap36AVX2Consts<>+2048(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2052(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2056(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2060(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2064(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2068(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2072(SB)/4, $0x3ecc422a
-DATA ocannlMap36AVX2Consts<>+2076(SB)/4, $0x3ecc422a
-GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $2080
+DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0x3f3504f3
+DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap33AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap33AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap33AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap33AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap33AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap33AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap33AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap33AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap33AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap33AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap33AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap33AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap33AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap33AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap33AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap33AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap33AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap33AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap33AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap33AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap33AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap33AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap33AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap33AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap33AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap33AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap33AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap33AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap33AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap33AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap33AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap33AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap33AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap33AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap33AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap33AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap33AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap33AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap33AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+DATA ocannlMap33AVX2Consts<>+1568(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1572(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1576(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1580(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1584(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1588(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1592(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1596(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+1600(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1604(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1608(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1612(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1616(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1620(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1624(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1628(SB)/4, $0xbf000000
+DATA ocannlMap33AVX2Consts<>+1632(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1636(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1640(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1644(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1648(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1652(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1656(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1660(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+1664(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1668(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1672(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1676(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1680(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1684(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1688(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1692(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+1696(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1700(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1704(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1708(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1712(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1716(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1720(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1724(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+1728(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1732(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1736(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1740(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1744(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1748(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1752(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1756(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+1760(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1764(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1768(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1772(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1776(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1780(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1784(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1788(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+1792(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1796(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1800(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1804(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1808(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1812(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1816(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1820(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+1824(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1828(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1832(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1836(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1840(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1844(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1848(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1852(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+1856(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1860(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1864(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1868(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1872(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1876(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1880(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1884(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+1888(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1892(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1896(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1900(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1904(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1908(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1912(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1916(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+1920(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1924(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1928(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1932(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1936(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1940(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1944(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1948(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+1952(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1956(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1960(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1964(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1968(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1972(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1976(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1980(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+1984(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+1988(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+1992(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+1996(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2000(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2004(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2008(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2012(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+2016(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2020(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2024(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2028(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2032(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2036(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2040(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2044(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+2048(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2052(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2056(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2060(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2064(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2068(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2072(SB)/4, $0x3ecc422a
+DATA ocannlMap33AVX2Consts<>+2076(SB)/4, $0x3ecc422a
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $2080
 
-// func ocannlMap37AVX2(c *float32, x0 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19764,9 +19707,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19793,9 +19736,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -19819,9 +19762,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19843,9 +19786,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32)
+// func ocannlMap38AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -19860,9 +19803,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19897,26 +19840,30 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (BX), Y1
 	MOVQ         $0x00000004, BX
 
 row1:
 	MOVQ $0x00000008, SI
 
 e2:
-	VMOVUPS   (CX), Y1
-	VMOVUPS   (DX), Y2
-	VCMPPS    $0x04, Y0, Y1, Y1
-	VBLENDVPS Y1, Y2, Y0, Y1
-	VADDPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (AX)
+	VMOVUPS   (CX), Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VDIVPS    Y1, Y2, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -19928,32 +19875,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19974,9 +19898,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20002,9 +19926,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20023,9 +19947,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20052,9 +19976,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20080,9 +20004,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20109,9 +20033,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20131,9 +20055,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20163,9 +20087,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20191,9 +20115,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32, x0 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20202,31 +20126,31 @@ TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap54AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap54AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap50AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap54AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap50AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap54AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap54AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap54AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap54AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap54AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap50AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap50AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap50AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap50AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap54AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap54AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap54AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap54AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap50AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap50AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20237,123 +20161,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap54AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap54AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap54AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap54AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap54AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap54AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap54AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap54AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap54AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap54AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap54AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap54AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap54AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap54AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap54AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap54AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap50AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap50AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap50AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap50AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap50AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap50AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap50AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap50AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap50AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap50AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap50AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap50AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap50AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap50AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap50AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap50AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20379,9 +20303,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20399,9 +20323,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap57AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20413,320 +20337,320 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap57AVX2Consts<>+0(SB), Y2, Y3
-	VANDPD       ocannlMap57AVX2Consts<>+32(SB), Y3, Y3
-	VMOVUPD      ocannlMap57AVX2Consts<>+64(SB), Y4
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+96(SB), Y3, Y5
-	VANDPD       ocannlMap57AVX2Consts<>+128(SB), Y5, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+0(SB), Y2, Y3
+	VANDPD       ocannlMap53AVX2Consts<>+32(SB), Y3, Y3
+	VMOVUPD      ocannlMap53AVX2Consts<>+64(SB), Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+160(SB), Y3, Y5
-	VANDPD       ocannlMap57AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+192(SB), Y3, Y5
-	VANDPD       ocannlMap57AVX2Consts<>+128(SB), Y5, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+192(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y5, Y5
 	VPADDQ       Y5, Y4, Y4
 	VMULPD       Y3, Y3, Y7
-	VSUBPD       ocannlMap57AVX2Consts<>+224(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+96(SB), Y3, Y5
+	VSUBPD       ocannlMap53AVX2Consts<>+224(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y7, Y6, Y6
-	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y8
 	VDIVPD       Y7, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+256(SB), Y4, Y7
+	VPERMPS      ocannlMap53AVX2Consts<>+256(SB), Y4, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+288(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+288(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+320(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+320(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+352(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+352(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+384(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+384(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+416(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+416(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+448(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+448(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+480(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+480(SB), Y4, Y5
 	VADDPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+512(SB), Y4, Y8
+	VPERMPS      ocannlMap53AVX2Consts<>+512(SB), Y4, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+544(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+544(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+576(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+576(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+608(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+608(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+640(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+640(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+672(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+672(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+704(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+704(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap57AVX2Consts<>+736(SB), Y4, Y5
+	VPERMPS      ocannlMap53AVX2Consts<>+736(SB), Y4, Y5
 	VADDPD       Y5, Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap57AVX2Consts<>+224(SB), Y8, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y8, Y8
 	VDIVPD       Y8, Y7, Y7
 	VMULPD       Y3, Y7, Y4
 	VADDPD       Y3, Y4, Y4
-	VMULPD       ocannlMap57AVX2Consts<>+768(SB), Y3, Y8
+	VMULPD       ocannlMap53AVX2Consts<>+768(SB), Y3, Y8
 	VADDPD       Y3, Y8, Y8
-	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+800(SB), Y3, Y5
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+800(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VMULPD       ocannlMap57AVX2Consts<>+832(SB), Y3, Y8
-	VMULPD       ocannlMap57AVX2Consts<>+864(SB), Y3, Y6
+	VMULPD       ocannlMap53AVX2Consts<>+832(SB), Y3, Y8
+	VMULPD       ocannlMap53AVX2Consts<>+864(SB), Y3, Y6
 	VADDPD       Y6, Y8, Y8
-	VMULPD       ocannlMap57AVX2Consts<>+896(SB), Y8, Y8
-	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+928(SB), Y3, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+896(SB), Y8, Y8
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+928(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VADDPD       ocannlMap57AVX2Consts<>+960(SB), Y7, Y8
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+96(SB), Y3, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+960(SB), Y7, Y8
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y3, Y5
 	VBLENDVPD    Y5, Y8, Y4, Y4
-	VANDPD       ocannlMap57AVX2Consts<>+992(SB), Y3, Y5
+	VANDPD       ocannlMap53AVX2Consts<>+992(SB), Y3, Y5
 	VMULPD       Y5, Y5, Y8
-	VXORPD       ocannlMap57AVX2Consts<>+1024(SB), Y8, Y8
-	VSUBPD       ocannlMap57AVX2Consts<>+1056(SB), Y8, Y8
+	VXORPD       ocannlMap53AVX2Consts<>+1024(SB), Y8, Y8
+	VSUBPD       ocannlMap53AVX2Consts<>+1056(SB), Y8, Y8
 	VSUBPD       Y3, Y5, Y6
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y5, Y6, Y6
 	VADDPD       Y7, Y6, Y6
-	VMULPD       ocannlMap57AVX2Consts<>+1088(SB), Y8, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y8, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap57AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y8, Y5, Y7
-	VFNMADD231PD ocannlMap57AVX2Consts<>+1152(SB), Y5, Y7
-	VMULPD       ocannlMap57AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap57AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1248(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1280(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1312(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1344(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1376(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1408(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y7, Y8
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y5, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
 	VMULPD       Y8, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y8
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y8, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap57AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y8
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y8, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y7, Y7
-	VMULPD       ocannlMap57AVX2Consts<>+1088(SB), Y6, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y6, Y5
 	VROUNDPD     $0x00, Y5, Y5
-	VMOVUPD      ocannlMap57AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y5, Y8
-	VFNMADD231PD ocannlMap57AVX2Consts<>+1152(SB), Y5, Y8
-	VMULPD       ocannlMap57AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap57AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y5, Y8
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap57AVX2Consts<>+1472(SB), Y5, Y5
-	VPADDQ       ocannlMap57AVX2Consts<>+1504(SB), Y5, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y5, Y5
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y5, Y5
 	VPSLLQ       $0x34, Y5, Y5
 	VMULPD       Y5, Y8, Y8
 	VMULPD       Y8, Y7, Y7
 	VDIVPD       Y3, Y7, Y7
-	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+160(SB), Y3, Y5
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+1536(SB), Y3, Y5
-	VBLENDVPD    Y5, ocannlMap57AVX2Consts<>+224(SB), Y4, Y4
-	VANDPD       ocannlMap57AVX2Consts<>+1024(SB), Y2, Y8
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+1536(SB), Y3, Y5
+	VBLENDVPD    Y5, ocannlMap53AVX2Consts<>+224(SB), Y4, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+1024(SB), Y2, Y8
 	VORPD        Y8, Y4, Y4
-	VADDPD       ocannlMap57AVX2Consts<>+224(SB), Y4, Y4
-	VMULPD       ocannlMap57AVX2Consts<>+1408(SB), Y2, Y3
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y4, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+1408(SB), Y2, Y3
 	VMULPD       Y4, Y3, Y3
 	VCVTPD2PSY   Y3, X1
-	VMULPD       ocannlMap57AVX2Consts<>+0(SB), Y0, Y2
-	VANDPD       ocannlMap57AVX2Consts<>+32(SB), Y2, Y2
-	VMOVUPD      ocannlMap57AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap57AVX2Consts<>+128(SB), Y4, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+0(SB), Y0, Y2
+	VANDPD       ocannlMap53AVX2Consts<>+32(SB), Y2, Y2
+	VMOVUPD      ocannlMap53AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap57AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap57AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y6
-	VSUBPD       ocannlMap57AVX2Consts<>+224(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap53AVX2Consts<>+224(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y5, Y5
-	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y6, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y5, Y5
-	VPERMPS      ocannlMap57AVX2Consts<>+256(SB), Y3, Y6
+	VPERMPS      ocannlMap53AVX2Consts<>+256(SB), Y3, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y5, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap57AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap53AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VPERMPS      ocannlMap57AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap53AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y6, Y6
 	VMULPD       Y2, Y6, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap57AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap57AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap57AVX2Consts<>+864(SB), Y2, Y5
+	VMULPD       ocannlMap53AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+864(SB), Y2, Y5
 	VADDPD       Y5, Y7, Y7
-	VMULPD       ocannlMap57AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap53AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap57AVX2Consts<>+960(SB), Y6, Y7
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap53AVX2Consts<>+960(SB), Y6, Y7
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap57AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap53AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap57AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap57AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap53AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap53AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y5
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y6, Y5, Y5
-	VMULPD       ocannlMap57AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap57AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y7, Y4, Y6
-	VFNMADD231PD ocannlMap57AVX2Consts<>+1152(SB), Y4, Y6
-	VMULPD       ocannlMap57AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap57AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1248(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1280(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1312(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1344(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1376(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1408(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y6, Y7
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y4, Y6
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y6, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
 	VMULPD       Y7, Y6, Y6
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y6, Y7
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y7, Y6
-	VADDPD       ocannlMap57AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap57AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y6, Y7
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y6
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y6, Y6
-	VMULPD       ocannlMap57AVX2Consts<>+1088(SB), Y5, Y4
+	VMULPD       ocannlMap53AVX2Consts<>+1088(SB), Y5, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap57AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y4, Y7
-	VFNMADD231PD ocannlMap57AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap57AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap57AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap53AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap53AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap53AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap57AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap57AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap57AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap53AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap53AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap53AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap53AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y6, Y6
 	VDIVPD       Y2, Y6, Y6
-	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y5
+	VMOVUPD      ocannlMap53AVX2Consts<>+224(SB), Y5
 	VSUBPD       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap57AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap57AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap57AVX2Consts<>+1024(SB), Y0, Y7
+	VCMPPD       $0x0d, ocannlMap53AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap53AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap53AVX2Consts<>+1024(SB), Y0, Y7
 	VORPD        Y7, Y3, Y3
-	VADDPD       ocannlMap57AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap57AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap53AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap53AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VCVTPD2PSY   Y2, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20738,207 +20662,207 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap57AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap57AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap57AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap57AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap57AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap57AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap57AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap57AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap57AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap57AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap57AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap57AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap57AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap57AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap57AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap57AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap57AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap57AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap57AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap57AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap57AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap57AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap57AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap57AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap57AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap57AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap57AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap57AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap57AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap57AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap57AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap57AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap57AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap57AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap57AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap57AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap57AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap57AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap57AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap57AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap57AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap57AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap57AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap57AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap57AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap57AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap57AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap57AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap57AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap57AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap57AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap57AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap57AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap57AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap57AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap57AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap57AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap57AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap57AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap57AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap57AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap57AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap57AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap57AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap57AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap57AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap57AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap57AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap57AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap57AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap57AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap57AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap57AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap57AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap57AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap57AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap57AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap57AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap57AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap57AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap57AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap57AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap57AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap57AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap57AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap57AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap57AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap57AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap57AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap57AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap57AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap57AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap57AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap57AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap57AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap57AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap57AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap57AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap57AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap57AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap57AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap57AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap57AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap57AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap57AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap57AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap57AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap57AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap57AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap57AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap57AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap57AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap57AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap57AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap57AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap57AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap57AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap57AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap57AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap57AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap57AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap57AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap57AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap57AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap57AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap57AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap57AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap57AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap57AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap57AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap57AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap57AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap57AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap57AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap57AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap57AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap57AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap57AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap57AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap57AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap57AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap57AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap57AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap57AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap57AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap57AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap57AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap57AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap57AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap57AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap57AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap57AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap57AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap57AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap57AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap57AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap57AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap57AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap57AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap57AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap57AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap57AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap57AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap57AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap57AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap57AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap57AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap57AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap57AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap57AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap57AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap57AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap57AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap57AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap57AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap57AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap57AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap57AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap57AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-GLOBL ocannlMap57AVX2Consts<>(SB), RODATA|NOPTR, $1568
+DATA ocannlMap53AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap53AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap53AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap53AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap53AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap53AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap53AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap53AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap53AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap53AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap53AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap53AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap53AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap53AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap53AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap53AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap53AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap53AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap53AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap53AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap53AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap53AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap53AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap53AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap53AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap53AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap53AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap53AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap53AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap53AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap53AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap53AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap53AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap53AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap53AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap53AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap53AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap53AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap53AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap53AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap53AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap53AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap53AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap53AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap53AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap53AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap53AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap53AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap53AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap53AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap53AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap53AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap53AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap53AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap53AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap53AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap53AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap53AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap53AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap53AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap53AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap53AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap53AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap53AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap53AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap53AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap53AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap53AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap53AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap53AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap53AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap53AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap53AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap53AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap53AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap53AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap53AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap53AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap53AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap53AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap53AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap53AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap53AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap53AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap53AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap53AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap53AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap53AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap53AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+GLOBL ocannlMap53AVX2Consts<>(SB), RODATA|NOPTR, $1568
 
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21018,6 +20942,70 @@ grp2:
 TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (CX), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 32(CX), Y2
+	VMULPS  Y2, Y1, Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 64(CX), Y3
+	VMULPS  Y3, Y2, Y2
+	VMOVUPS 96(CX), Y3
+	VMOVUPS 96(CX), Y4
+	VMULPS  Y4, Y3, Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000002, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-384, CX
+	ADDQ         $+256, AX
+	ADDQ         $+24576, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+48(SB), Y0
 	MOVQ         $0x00000020, DX
 
@@ -21086,49 +21074,6 @@ row1:
 	VANDPS       X3, X2, X1
 	VORPS        X0, X1, X1
 	VMOVSS       X1, (AX)
-	ADDQ         $-256, CX
-	ADDQ         $+4, AX
-	ADDQ         $+256, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce2AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000020, DX
-
-row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      64(CX), Y2
-	VMOVUPS      96(CX), Y3
-	ADDQ         $+128, CX
-	VMOVUPS      (CX), Y4
-	VADDPS       Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VADDPS       Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VADDPS       Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VADDPS       Y4, Y3, Y3
-	ADDQ         $+128, CX
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
 	ADDQ         $-256, CX
 	ADDQ         $+4, AX
 	ADDQ         $+256, CX
@@ -21142,6 +21087,49 @@ row1:
 TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000020, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $+4, AX
+	ADDQ         $+256, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+48(SB), Y0
 	MOVQ         $0x00000010, DX
 
@@ -21223,9 +21211,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21271,9 +21259,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21312,9 +21300,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21360,9 +21348,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21436,9 +21424,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21474,9 +21462,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21512,9 +21500,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21609,9 +21597,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21658,9 +21646,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21706,9 +21694,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21744,9 +21732,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21836,9 +21824,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21879,9 +21867,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21955,9 +21943,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21993,9 +21981,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -1684,8 +1684,8 @@ extern "C" __global__ void ocannlCNNBackward_op8_64(float* __restrict__ t16, flo
   }
 }
 
-// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-extern "C" __global__ void ocannlCNNBackward_op7_65(float* __restrict__ t14, float* __restrict__ t38, float* __restrict__ t40, float* __restrict__ t41) {
+// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.head/x.1.grad
+extern "C" __global__ void ocannlCNNBackward_op7_65(float* __restrict__ t15, float* __restrict__ t38, float* __restrict__ t40, float* __restrict__ t41) {
   // Fused with: backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 12800) return;
@@ -1695,7 +1695,7 @@ extern "C" __global__ void ocannlCNNBackward_op7_65(float* __restrict__ t14, flo
   const int i1 = px % 5; px /= 5;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t14[400 * i0 + 80 * i1 + 16 * i2 + i3] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t15[400 * i0 + 80 * i1 + 16 * i2 + i3] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t41[400 * i0 + 80 * i1 + 16 * i2 + i3] : (float)0);
     float old = t40[400 * i0 + 80 * i1 + 16 * i2 + i3];
     t40[400 * i0 + 80 * i1 + 16 * i2 + i3] = old + v1;
@@ -1993,8 +1993,8 @@ extern "C" __global__ void ocannlCNNBackward_op4_74(float* __restrict__ t35, flo
   }
 }
 
-// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-extern "C" __global__ void ocannlCNNBackward_op2_75(float* __restrict__ t5, float* __restrict__ t32, float* __restrict__ t34, float* __restrict__ t35) {
+// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
+extern "C" __global__ void ocannlCNNBackward_op2_75(float* __restrict__ t6, float* __restrict__ t32, float* __restrict__ t34, float* __restrict__ t35) {
   // Fused with: backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 25600) return;
@@ -2004,7 +2004,7 @@ extern "C" __global__ void ocannlCNNBackward_op2_75(float* __restrict__ t5, floa
   const int i1 = px % 10; px /= 10;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t5[800 * i0 + 80 * i1 + 8 * i2 + i3] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t6[800 * i0 + 80 * i1 + 8 * i2 + i3] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t35[800 * i0 + 80 * i1 + 8 * i2 + i3] : (float)0);
     float old = t34[800 * i0 + 80 * i1 + 8 * i2 + i3];
     t34[800 * i0 + 80 * i1 + 8 * i2 + i3] = old + v1;
@@ -2331,7 +2331,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_op9_62 grid=1,1,1 block=256 sync=0 args=44,45
 // @ocannl launch ocannlCNNBackward_op8_63 grid=7,1,1 block=256 sync=0 args=15,42,43
 // @ocannl launch ocannlCNNBackward_op8_64 grid=50,1,1 block=256 sync=0 args=16,41,43
-// @ocannl launch ocannlCNNBackward_op7_65 grid=50,1,1 block=256 sync=0 args=14,38,40,41
+// @ocannl launch ocannlCNNBackward_op7_65 grid=50,1,1 block=256 sync=0 args=15,38,40,41
 // @ocannl launch ocannlCNNBackward_op6_66 grid=1,1,1 block=256 sync=0 args=39,40
 // @ocannl launch ocannlCNNBackward_op5_67 grid=1,1,1 block=256 sync=0 args=11,36,38
 // @ocannl launch ocannlCNNBackward_op5_68 grid=64,1,1 block=256 sync=0 args=10
@@ -2341,7 +2341,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
 // @ocannl launch ocannlCNNBackward_op4_72 grid=1,1,1 block=256 sync=0 args=6,9,10,58,59,60
 // @ocannl launch ocannlCNNBackward_op4_73 grid=64,1,1 block=256 sync=0 args=36
 // @ocannl launch ocannlCNNBackward_op4_74 grid=1,1,1 block=256 sync=0 args=35,36,58,59
-// @ocannl launch ocannlCNNBackward_op2_75 grid=100,1,1 block=256 sync=0 args=5,32,34,35
+// @ocannl launch ocannlCNNBackward_op2_75 grid=100,1,1 block=256 sync=0 args=6,32,34,35
 // @ocannl launch ocannlCNNBackward_op1_76 grid=8,1,1 block=256 sync=1 args=33,34
 // @ocannl launch ocannlCNNBackward_op0_77 grid=1,1,1 block=256 sync=1 args=0,31,32
 // @ocannl end ocannlCNNBackward

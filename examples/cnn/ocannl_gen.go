@@ -1003,7 +1003,7 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 32 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
-//	_net.head/x.1: 32 | 5,5,16 (let, local, in scratch field net_head_x_1)
+//	_net.head/x.1: 32 | 5,5,16 (let, local)
 //	net.head/x: 32 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
 //	_train.cross_entropy#1/logits.1: 32 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -1037,11 +1037,11 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	train.cross_entropy#1/logits.grad: [32 4] (let, local)
 //	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [32 4] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [32 4] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [32 4] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [32 4] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [32 4] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -1082,18 +1082,13 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	            net.conv1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -1123,18 +1118,13 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	              net.conv2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-//	for i0 in 0..31:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        _net.head/x.1[i0, i1, i2, i3] = net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3]
 //
-//	# net.head/x = pointwise relu of _net.head/x.1
+//	# net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 //	for i0 in 0..31:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        net.head/x[i0, i1, i2, i3] = relu(_net.head/x.1[i0, i1, i2, i3])
+//	        net.head/x[i0, i1, i2, i3] = relu(net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -1208,11 +1198,9 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	fill net.head.w.grad with 0
 //	fill net.head.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -1226,15 +1214,12 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	# backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -1247,15 +1232,12 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	for i0 in 0..31:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -1300,12 +1282,12 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	        for i4 in 0..15:
 //	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
+//	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.head/x.1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        _net.head/x.1.grad[i0, i1, i2, i3] += where(0 < _net.head/x.1[i0, i1, i2, i3], net.head/x.grad[i0, i1, i2, i3], 0)
+//	        _net.head/x.1.grad[i0, i1, i2, i3] += where(0 < net.head/x[i0, i1, i2, i3], net.head/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad (the copy elided: net.conv2/y.grad reads _net.head/x.1.grad)
 //
@@ -1360,12 +1342,12 @@ var ocannlCNNTrainLossPart1Records rt.Records[ocannlCNNTrainLossPart1]
 //	          for i5 in 0..1:
 //	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.max_pool#1/x[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad (the copy elided: net.conv1/y.grad reads _net.max_pool#1/x.1.grad)
 //
@@ -1412,40 +1394,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	// float32 pointwise kernel over 3200 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
+	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// float32 pointwise kernel over 25600 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r2 := net_max_pool_1_x_1Row2[i3]
+						r2 := net_conv1_yRow[i3] + pNetConv1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -1598,40 +1560,20 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*rec2 = ocannlCNNBackwardPart1{}
 	ocannlCNNBackwardPart1Records.Put(rec2)
 
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 800 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
+	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap7AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap7AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r4 := net_head_x_1Row2[i3]
+						r4 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
 						if !(r4 > 0) {
 							r4 = 0
 						}
@@ -1791,11 +1733,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadB = [4]float32{}
 	scratch.train_cross_entropy_1_m_grad = [32][1]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [32][4]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [32][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [32][1]float32{}
 	scratch.train_cross_entropy_1_logp_grad = [32][4]float32{}
-	scratch.train_1_grad = [32][4]float32{}
 	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
@@ -1807,22 +1747,13 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 32
 
-	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 32 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -1849,22 +1780,13 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 32 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 32 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -2008,23 +1930,23 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
+	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.head/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap10AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap10AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		scratch.net_head_x_1_grad = [32][5][5][16]float32{}
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow4 := &scratch.net_head_x[i0][i1][i2]
 					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
 						var r9 float32
-						if 0 < net_head_x_1Row3[i3] {
+						if 0 < net_head_xRow4[i3] {
 							r9 = 1
 						}
 						r10 := float32(0)
@@ -2043,9 +1965,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 6400 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap11AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j32 := range 32 {
 			for j33 := range 5 {
@@ -2119,9 +2041,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap12AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap12AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j36 := range 32 {
 			for j37 := range 8 {
@@ -2133,9 +2055,9 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap13AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap13AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j39 := range 32 {
 			for j40 := 6; j40 < 8; j40++ {
@@ -2150,11 +2072,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap18AVX512(&scratch.net_max_pool_1_y[0][j43][0][0])
+			ocannlMap14AVX512(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
 	} else if ocannlAVX2 {
 		for j43 := 1; j43 < 6; j43++ {
-			ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
+			ocannlMap14AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
 	} else {
 		for j44 := range 32 {
@@ -2168,11 +2090,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap19AVX512(&scratch.net_max_pool_1_y[0][j47][6][0])
+			ocannlMap15AVX512(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
 	} else if ocannlAVX2 {
 		for j47 := 1; j47 < 6; j47++ {
-			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
+			ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
 	} else {
 		for j48 := range 32 {
@@ -2266,7 +2188,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap21AVX512(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+					ocannlMap17AVX512(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
 				}
 			}
 		}
@@ -2274,7 +2196,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap21AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+					ocannlMap17AVX2(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
 				}
 			}
 		}
@@ -2307,23 +2229,23 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 		}
 	}
 
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap18AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap18AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
 		for i0 := range 32 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow6 := &scratch.net_max_pool_1_x[i0][i1][i2]
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r21 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
+						if 0 < net_max_pool_1_xRow6[i3] {
 							r21 = 1
 						}
 						r22 := float32(0)
@@ -2394,12 +2316,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNBackwardScratch struct {
 	net_conv1_y                       [32][10][10][8]float32
-	net_max_pool_1_x_1                [32][10][10][8]float32
 	net_max_pool_1_x                  [32][10][10][8]float32
 	net_max_pool_1_y_1                [2][2]float32
 	net_max_pool_1_y                  [32][8][8][8]float32
 	net_conv2_y                       [32][5][5][16]float32
-	net_head_x_1                      [32][5][5][16]float32
 	net_head_x                        [32][5][5][16]float32
 	train_cross_entropy_1_logits_1    [32][4]float32
 	train_cross_entropy_1_logits      [32][4]float32
@@ -2415,11 +2335,9 @@ type ocannlCNNBackwardScratch struct {
 	net_head_x_1_grad                 [32][5][5][16]float32
 	net_head_x_grad                   [32][5][5][16]float32
 	train_cross_entropy_1_m_grad      [32][1]float32
-	train_cross_entropy_1_logp_1_grad [32][4]float32
 	train_cross_entropy_1_logp_2_grad [32][1]float32
 	train_cross_entropy_1_logp_3_grad [32][1]float32
 	train_cross_entropy_1_logp_grad   [32][4]float32
-	train_1_grad                      [32][4]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [4]float32
 	train_cross_entropy_1_m_argmax_10 [32][1]float32
@@ -2688,7 +2606,7 @@ func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
 		for i0 := range 4 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap20AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap16AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2696,7 +2614,7 @@ func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
 		for i0 := range 4 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap20AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap16AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -3023,9 +2941,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap19AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap19AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]

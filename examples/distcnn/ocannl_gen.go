@@ -959,7 +959,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	net.conv1.kernel: 3,3,1 -> 8 (param, parameter pNetConv1Kernel)
 //	net.conv1/y: 16 | 10,10,8 (let, local, in scratch field net_conv1_y)
 //	net.conv1.bias: 8 (param, parameter pNetConv1Bias)
-//	_net.max_pool#1/x.1: 16 | 10,10,8 (let, local, in scratch field net_max_pool_1_x_1)
+//	_net.max_pool#1/x.1: 16 | 10,10,8 (let, local)
 //	net.max_pool#1/x: 16 | 10,10,8 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
@@ -968,7 +968,7 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	net.conv2.kernel: 3,3,8 -> 16 (param, parameter pNetConv2Kernel)
 //	net.conv2/y: 16 | 5,5,16 (let, local, in scratch field net_conv2_y)
 //	net.conv2.bias: 16 (param, parameter pNetConv2Bias)
-//	_net.head/x.1: 16 | 5,5,16 (let, local, in scratch field net_head_x_1)
+//	_net.head/x.1: 16 | 5,5,16 (let, local)
 //	net.head/x: 16 | 5,5,16 (let, local, in scratch field net_head_x)
 //	net.head.w: 5,5,16 -> 4 (param, parameter pNetHeadW)
 //	_train.cross_entropy#1/logits.1: 16 | 4 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -1002,11 +1002,11 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	train.cross_entropy#1/logits.grad: [16 4] (let, local)
 //	train.cross_entropy#1/m.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [16 4] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [16 4] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [16 4] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [16 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [16 4] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [16 4] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [16 4] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -1047,18 +1047,13 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	            net.conv1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    for i2 in 0..9:
-//	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv1/y[i0, i1, i2, i3] + net.conv1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -1088,18 +1083,13 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	              net.conv2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2.kernel[i3, i4, i5, i6]
 //
 //	# _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-//	for i0 in 0..15:
-//	  for i1 in 0..4:
-//	    for i2 in 0..4:
-//	      for i3 in 0..15:
-//	        _net.head/x.1[i0, i1, i2, i3] = net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3]
 //
-//	# net.head/x = pointwise relu of _net.head/x.1
+//	# net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
 //	for i0 in 0..15:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        net.head/x[i0, i1, i2, i3] = relu(_net.head/x.1[i0, i1, i2, i3])
+//	        net.head/x[i0, i1, i2, i3] = relu(net.conv2/y[i0, i1, i2, i3] + net.conv2.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -1173,11 +1163,9 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	fill net.head.w.grad with 0
 //	fill net.head.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -1191,15 +1179,12 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	# backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 15 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -1212,15 +1197,12 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 11 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -1265,12 +1247,12 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	        for i4 in 0..15:
 //	          net.head/x.grad[i0, i2, i3, i4] += net.head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
+//	# backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.head/x.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..4:
 //	    for i2 in 0..4:
 //	      for i3 in 0..15:
-//	        _net.head/x.1.grad[i0, i1, i2, i3] += where(0 < _net.head/x.1[i0, i1, i2, i3], net.head/x.grad[i0, i1, i2, i3], 0)
+//	        _net.head/x.1.grad[i0, i1, i2, i3] += where(0 < net.head/x[i0, i1, i2, i3], net.head/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad (the copy elided: net.conv2/y.grad reads _net.head/x.1.grad)
 //
@@ -1325,12 +1307,12 @@ var ocannlCNNTrainLossPart0Records rt.Records[ocannlCNNTrainLossPart0]
 //	          for i5 in 0..1:
 //	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
 //	    for i2 in 0..9:
 //	      for i3 in 0..7:
-//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.max_pool#1/x[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad (the copy elided: net.conv1/y.grad reads _net.max_pool#1/x.1.grad)
 //
@@ -1402,40 +1384,20 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 		}
 	}
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias
-	// float32 pointwise kernel over 1600 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias fused
+	// float32 pointwise kernel over 1600 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_conv1_y[0][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 10 {
 				for i2 := range 10 {
 					net_conv1_yRow := &scratch.net_conv1_y[i0][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_max_pool_1_x_1Row[i3] = net_conv1_yRow[i3] + pNetConv1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// float32 pointwise kernel over 12800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 10 {
-				for i2 := range 10 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
 					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r := net_max_pool_1_x_1Row2[i3]
+						r := net_conv1_yRow[i3] + pNetConv1Bias[i3]
 						if !(r > 0) {
 							r = 0
 						}
@@ -1577,40 +1539,20 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	*rec = ocannlCNNBackwardPart0{}
 	ocannlCNNBackwardPart0Records.Put(rec)
 
-	// _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias
-	// float32 pointwise kernel over 400 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.head/x = pointwise relu of _net.head/x.1, with _net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias fused
+	// float32 pointwise kernel over 400 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap6AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_head_x_1[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
+		ocannlMap6AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_conv2_y[0][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 5 {
 				for i2 := range 5 {
 					net_conv2_yRow := &scratch.net_conv2_y[i0][i1][i2]
-					net_head_x_1Row := &scratch.net_head_x_1[i0][i1][i2]
-					for i3 := range 16 {
-						net_head_x_1Row[i3] = net_conv2_yRow[i3] + pNetConv2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.head/x = pointwise relu of _net.head/x.1
-	// float32 pointwise kernel over 6400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_head_x[0][0][0][0], &scratch.net_head_x_1[0][0][0][0])
-	} else {
-		for i0 := range 16 {
-			for i1 := range 5 {
-				for i2 := range 5 {
-					net_head_x_1Row2 := &scratch.net_head_x_1[i0][i1][i2]
 					net_head_xRow := &scratch.net_head_x[i0][i1][i2]
 					for i3 := range 16 {
-						r3 := net_head_x_1Row2[i3]
+						r3 := net_conv2_yRow[i3] + pNetConv2Bias[i3]
 						if !(r3 > 0) {
 							r3 = 0
 						}
@@ -1769,11 +1711,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	*gNetConv2Bias = [16]float32{}
 	*gNetHeadB = [4]float32{}
 	scratch.train_cross_entropy_1_m_grad = [16][1]float32{}
-	scratch.train_cross_entropy_1_logp_1_grad = [16][4]float32{}
 	scratch.train_cross_entropy_1_logp_2_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_3_grad = [16][1]float32{}
 	scratch.train_cross_entropy_1_logp_grad = [16][4]float32{}
-	scratch.train_1_grad = [16][4]float32{}
 	scratch.train_2_grad = [1]float32{}
 
 	// train.grad = 1
@@ -1785,22 +1725,13 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 18 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 17 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 16 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 16 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 16 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -1827,22 +1758,13 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 13 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 12 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -1986,23 +1908,23 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 		}
 	}
 
-	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
+	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.head/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 6400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		scratch.net_head_x_1_grad = [16][5][5][16]float32{}
 		for i0 := range 16 {
 			for i1 := range 5 {
 				for i2 := range 5 {
-					net_head_x_1Row3 := &scratch.net_head_x_1[i0][i1][i2]
+					net_head_xRow4 := &scratch.net_head_x[i0][i1][i2]
 					net_head_x_gradRow2 := &scratch.net_head_x_grad[i0][i1][i2]
 					net_head_x_1_gradRow := &scratch.net_head_x_1_grad[i0][i1][i2]
 					for i3 := range 16 {
 						var r8 float32
-						if 0 < net_head_x_1Row3[i3] {
+						if 0 < net_head_xRow4[i3] {
 							r8 = 1
 						}
 						r9 := float32(0)
@@ -2049,9 +1971,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// float32 pointwise kernel over 3200 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap10AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap10AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j28 := range 16 {
 			for j29 := range 5 {
@@ -2105,9 +2027,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// float32 pointwise kernel over 16 rows of 64 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap11AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
+		ocannlMap11AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j32 := range 16 {
 			for j33 := range 8 {
@@ -2119,9 +2041,9 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 	// float32 pointwise kernel over 16 rows of 128 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap12AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
+		ocannlMap12AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j35 := range 16 {
 			for j36 := 6; j36 < 8; j36++ {
@@ -2143,11 +2065,11 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// float32 pointwise kernel over 16 rows of 16 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j42 := 1; j42 < 6; j42++ {
-			ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][j42][6][0])
+			ocannlMap13AVX512(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
 	} else if ocannlAVX2 {
 		for j42 := 1; j42 < 6; j42++ {
-			ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
+			ocannlMap13AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
 	} else {
 		for j43 := range 16 {
@@ -2235,23 +2157,23 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	*rec5 = ocannlCNNBackwardPart4{}
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap16AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap16AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [16][10][10][8]float32{}
 		for i0 := range 16 {
 			for i1 := range 10 {
 				for i2 := range 10 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow6 := &scratch.net_max_pool_1_x[i0][i1][i2]
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r20 float32
-						if 0 < net_max_pool_1_x_1Row3[i3] {
+						if 0 < net_max_pool_1_xRow6[i3] {
 							r20 = 1
 						}
 						r21 := float32(0)
@@ -2315,12 +2237,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlCNNBackwardScratch struct {
 	net_conv1_y                       [16][10][10][8]float32
-	net_max_pool_1_x_1                [16][10][10][8]float32
 	net_max_pool_1_x                  [16][10][10][8]float32
 	net_max_pool_1_y_1                [2][2]float32
 	net_max_pool_1_y                  [16][8][8][8]float32
 	net_conv2_y                       [16][5][5][16]float32
-	net_head_x_1                      [16][5][5][16]float32
 	net_head_x                        [16][5][5][16]float32
 	train_cross_entropy_1_logits_1    [16][4]float32
 	train_cross_entropy_1_logits      [16][4]float32
@@ -2336,11 +2256,9 @@ type ocannlCNNBackwardScratch struct {
 	net_head_x_1_grad                 [16][5][5][16]float32
 	net_head_x_grad                   [16][5][5][16]float32
 	train_cross_entropy_1_m_grad      [16][1]float32
-	train_cross_entropy_1_logp_1_grad [16][4]float32
 	train_cross_entropy_1_logp_2_grad [16][1]float32
 	train_cross_entropy_1_logp_3_grad [16][1]float32
 	train_cross_entropy_1_logp_grad   [16][4]float32
-	train_1_grad                      [16][4]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [4]float32
 	train_cross_entropy_1_m_argmax_10 [16][1]float32
@@ -2517,7 +2435,7 @@ func (r16 *ocannlCNNBackwardPart3) Part(j47 int) {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap14AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2525,7 +2443,7 @@ func (r16 *ocannlCNNBackwardPart3) Part(j47 int) {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap18AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap14AVX2(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -2589,7 +2507,7 @@ func (r19 *ocannlCNNBackwardPart4) Part(j63 int) {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap19AVX512(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
+					ocannlMap15AVX512(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
 				}
 			}
 		}
@@ -2597,7 +2515,7 @@ func (r19 *ocannlCNNBackwardPart4) Part(j63 int) {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				for i4 := range 2 {
-					ocannlMap19AVX2(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
+					ocannlMap15AVX2(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
 				}
 			}
 		}
@@ -2872,9 +2790,9 @@ func ocannlCNNPredict(images *[256][12][12][1]float32, pNetConv1Kernel *[72]floa
 	// predict = pointwise "+" of _predict.1, net.head.b
 	// float32 pointwise kernel over 256 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap23AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
+		ocannlMap23AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetHeadB[0])
 	} else {
 		for i0 := range 256 {
 			predict_1Row := &scratch.predict_1[i0]
@@ -2959,9 +2877,9 @@ func (r3 *ocannlCNNPredictPart1) Part(j2 int) {
 	pNetConv1Bias, scratch := r3.pNetConv1Bias, r3.scratch
 	// float32 pointwise kernel over 3200 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap17AVX512(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
+		ocannlMap17AVX2(&scratch.net_max_pool_1_x[32*j2][0][0][0], &scratch.net_conv1_y[32*j2][0][0][0], &pNetConv1Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 10 {
@@ -3075,9 +2993,9 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	scratch := r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+		ocannlMap18AVX512(&scratch.net_max_pool_1_y[32*j5][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+		ocannlMap18AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
 	} else {
 		for j6 := range 32 {
 			for j7 := range 8 {
@@ -3089,9 +3007,9 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	}
 	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+		ocannlMap19AVX512(&scratch.net_max_pool_1_y[32*j5][6][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+		ocannlMap19AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
 	} else {
 		for j9 := range 32 {
 			for j10 := 6; j10 < 8; j10++ {
@@ -3106,11 +3024,11 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap24AVX512(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
+			ocannlMap20AVX512(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
 	} else if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
-			ocannlMap24AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
+			ocannlMap20AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
 	} else {
 		for j14 := range 32 {
@@ -3124,11 +3042,11 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap25AVX512(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+			ocannlMap21AVX512(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
 		}
 	} else if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
-			ocannlMap25AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+			ocannlMap21AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
 		}
 	} else {
 		for j18 := range 32 {
@@ -3208,9 +3126,9 @@ func (r9 *ocannlCNNPredictPart6) Part(j23 int) {
 	pNetConv2Bias, scratch := r9.pNetConv2Bias, r9.scratch
 	// float32 pointwise kernel over 800 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		ocannlMap22AVX512(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
+		ocannlMap22AVX2(&scratch.net_head_x[32*j23][0][0][0], &scratch.net_conv2_y[32*j23][0][0][0], &pNetConv2Bias[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 5 {

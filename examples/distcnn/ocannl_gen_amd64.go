@@ -106,100 +106,80 @@ func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32)
 
-// ocannlMap9AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 6400 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap10AVX512 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 3200 elements: c = 4.
 //
 //go:noescape
-func ocannlMap10AVX512(c *float32, x0 *float32)
+func ocannlMap10AVX512(c *float32)
 
-// ocannlMap11AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap11AVX512(c *float32)
 
-// ocannlMap12AVX512 runs a float32 pointwise kernel over 6400 elements: c = relu(x0).
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap12AVX512(c *float32, x0 *float32)
+func ocannlMap12AVX512(c *float32)
 
-// ocannlMap13AVX512 runs a float32 pointwise kernel over 6400 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap13AVX512(c *float32)
 
-// ocannlMap14AVX512 runs a float32 pointwise kernel over 3200 elements: c = 4.
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap14AVX512(c *float32)
+func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap15AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
 //
 //go:noescape
-func ocannlMap15AVX512(c *float32)
+func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap16AVX512(c *float32)
+func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap17AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap17AVX512(c *float32)
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap18AVX512(c *float32)
 
-// ocannlMap19AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap19AVX512(c *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 8 elements: c = 0.
 //
 //go:noescape
-func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX512(c *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
-func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap21AVX512(c *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap22AVX512(c *float32)
+func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32)
-
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 8 elements: c = 0.
-//
-//go:noescape
-func ocannlMap24AVX512(c *float32)
-
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap25AVX512(c *float32)
-
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
 //
@@ -341,100 +321,80 @@ func ocannlMap7AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap8AVX2(c *float32, x0 *float32)
 
-// ocannlMap9AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 6400 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap10AVX2 runs a float32 pointwise kernel over 12800 elements: c = relu(x0).
+// ocannlMap10AVX2 runs a float32 pointwise kernel over 3200 elements: c = 4.
 //
 //go:noescape
-func ocannlMap10AVX2(c *float32, x0 *float32)
+func ocannlMap10AVX2(c *float32)
 
-// ocannlMap11AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap11AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap11AVX2(c *float32)
 
-// ocannlMap12AVX2 runs a float32 pointwise kernel over 6400 elements: c = relu(x0).
+// ocannlMap12AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap12AVX2(c *float32, x0 *float32)
+func ocannlMap12AVX2(c *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 6400 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap13AVX2(c *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 3200 elements: c = 4.
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32)
+func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlMap15AVX2 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float32)
+func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap16AVX2(c *float32)
+func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float32)
+func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+func ocannlMap18AVX2(c *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
 //
 //go:noescape
-func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap19AVX2(c *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
 //
 //go:noescape
-func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX2(c *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
 //
 //go:noescape
-func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap21AVX2(c *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 64 elements: c = 0.
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 128 elements: c = 0.
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32)
-
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 8 elements: c = 0.
-//
-//go:noescape
-func ocannlMap24AVX2(c *float32)
-
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 16 elements: c = 0.
-//
-//go:noescape
-func ocannlMap25AVX2(c *float32)
-
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
 //

@@ -98,73 +98,57 @@ func ocannlMap9AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX512 called without assembly") }
+func ocannlMap10AVX512(c *float32) { panic("ocannlgen: ocannlMap10AVX512 called without assembly") }
 
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
-}
+func ocannlMap11AVX512(c *float32) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
+func ocannlMap12AVX512(c *float32) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
-}
+func ocannlMap13AVX512(c *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
+func ocannlMap14AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
+}
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+func ocannlMap15AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+}
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
+func ocannlMap16AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+func ocannlMap17AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+}
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
-}
+func ocannlMap18AVX512(c *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
-}
+func ocannlMap19AVX512(c *float32) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
-}
+func ocannlMap20AVX512(c *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
-}
+func ocannlMap21AVX512(c *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
-
-// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
-
-// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
-
-// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
-
-// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+func ocannlMap22AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
 }
 
-// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -231,62 +215,50 @@ func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called wi
 func ocannlMap9AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c *float32) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c *float32) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap14AVX2 called without assembly")
+}
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap15AVX2 called without assembly")
+}
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0, x1, x2, x3 *float32) {
-	panic("ocannlgen: ocannlMap18AVX2 called without assembly")
-}
+func ocannlMap18AVX2(c *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap19AVX2 called without assembly")
-}
+func ocannlMap19AVX2(c *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
-
-// ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
-
-// ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
-
-// ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
-
-// ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0 *float32) {

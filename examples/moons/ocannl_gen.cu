@@ -819,8 +819,8 @@ extern "C" __global__ void ocannlMoonsBackward_init_33(float* __restrict__ t21, 
 }
 
 // backprop of op 11 (_train.1 = einsum "++" "..b.. | ... -> ... => 0" of train.hinge#1/margin): g1 =+ g; g1 is train.hinge#1/margin.grad
-extern "C" __global__ void ocannlMoonsBackward_op11_34(float* __restrict__ t1, float* __restrict__ t18, float* __restrict__ t34, float* __restrict__ t36, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
-  // Fused with: backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _train.hinge#1/margin.2.grad; backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad; backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g2 =+ v1 * g; g2 is train.hinge#1/scores.grad; backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g1 =+ g; g1 is _train.hinge#1/scores.1.grad.
+extern "C" __global__ void ocannlMoonsBackward_op11_34(float* __restrict__ t1, float* __restrict__ t19, float* __restrict__ t34, float* __restrict__ t36, float* __restrict__ t37, float* __restrict__ t38, float* __restrict__ t39, float* __restrict__ t40) {
+  // Fused with: backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _train.hinge#1/margin.2.grad; backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad; backprop of op 8 (_train.hinge#1/margin.1 = pointwise "*." of labels, train.hinge#1/scores): g2 =+ v1 * g; g2 is train.hinge#1/scores.grad; backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g1 =+ g; g1 is _train.hinge#1/scores.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 32) return;
   int px = tid;
@@ -830,7 +830,7 @@ extern "C" __global__ void ocannlMoonsBackward_op11_34(float* __restrict__ t1, f
     t39[i0] = old + t40[0];
   }
   {
-    float v0 = ((float)0 < t18[i0] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t19[i0] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t39[i0] : (float)0);
     float old = t38[i0];
     t38[i0] = old + v1;
@@ -877,8 +877,8 @@ extern "C" __global__ void ocannlMoonsBackward_op6_36(float* __restrict__ t11, f
 }
 
 // backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-extern "C" __global__ void ocannlMoonsBackward_op6_37(float* __restrict__ t10, float* __restrict__ t12, float* __restrict__ t29, float* __restrict__ t31, float* __restrict__ t32, float* __restrict__ t34) {
-  // Fused with: backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad; backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad.
+extern "C" __global__ void ocannlMoonsBackward_op6_37(float* __restrict__ t11, float* __restrict__ t12, float* __restrict__ t29, float* __restrict__ t31, float* __restrict__ t32, float* __restrict__ t34) {
+  // Fused with: backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad; backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
   int px = tid;
@@ -890,7 +890,7 @@ extern "C" __global__ void ocannlMoonsBackward_op6_37(float* __restrict__ t10, f
     t32[16 * i0 + i1] = old + v0;
   }
   {
-    float v1 = ((float)0 < t10[16 * i0 + i1] ? (float)1 : (float)0);
+    float v1 = ((float)0 < t11[16 * i0 + i1] ? (float)1 : (float)0);
     float v2 = (v1 != (float)0 ? t32[16 * i0 + i1] : (float)0);
     float old = t31[16 * i0 + i1];
     t31[16 * i0 + i1] = old + v2;
@@ -1190,8 +1190,8 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
     }
 }
 
-// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-extern "C" __global__ void ocannlMoonsBackward_op2_41(float* __restrict__ t5, float* __restrict__ t24, float* __restrict__ t26, float* __restrict__ t27) {
+// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+extern "C" __global__ void ocannlMoonsBackward_op2_41(float* __restrict__ t6, float* __restrict__ t24, float* __restrict__ t26, float* __restrict__ t27) {
   // Fused with: backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
@@ -1199,7 +1199,7 @@ extern "C" __global__ void ocannlMoonsBackward_op2_41(float* __restrict__ t5, fl
   const int i1 = px % 16; px /= 16;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t5[16 * i0 + i1] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t6[16 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t27[16 * i0 + i1] : (float)0);
     float old = t26[16 * i0 + i1];
     t26[16 * i0 + i1] = old + v1;
@@ -1330,14 +1330,14 @@ extern "C" __global__ void ocannlMoonsBackward_op0_43(float* __restrict__ t0, fl
 // @ocannl launch ocannlMoonsBackward_init_31 grid=1,1,1 block=256 sync=0 args=40
 // @ocannl launch ocannlMoonsBackward_init_32 grid=1,1,1 block=256 sync=0 args=41
 // @ocannl launch ocannlMoonsBackward_init_33 grid=1,1,1 block=256 sync=0 args=21,40,41
-// @ocannl launch ocannlMoonsBackward_op11_34 grid=1,1,1 block=256 sync=0 args=1,18,34,36,37,38,39,40
+// @ocannl launch ocannlMoonsBackward_op11_34 grid=1,1,1 block=256 sync=0 args=1,19,34,36,37,38,39,40
 // @ocannl launch ocannlMoonsBackward_op7_35 grid=1,1,1 block=256 sync=0 args=35,36
 // @ocannl launch ocannlMoonsBackward_op6_36 grid=1,1,1 block=256 sync=0 args=11,33,34
-// @ocannl launch ocannlMoonsBackward_op6_37 grid=2,1,1 block=256 sync=0 args=10,12,29,31,32,34
+// @ocannl launch ocannlMoonsBackward_op6_37 grid=2,1,1 block=256 sync=0 args=11,12,29,31,32,34
 // @ocannl launch ocannlMoonsBackward_op4_38 grid=1,1,1 block=256 sync=0 args=30,31
 // @ocannl launch ocannlMoonsBackward_op3_39 grid=1,1,1 block=256 sync=1 args=6,28,29
 // @ocannl launch ocannlMoonsBackward_op3_40 grid=1,1,1 block=256 sync=1 args=7,27,29
-// @ocannl launch ocannlMoonsBackward_op2_41 grid=2,1,1 block=256 sync=0 args=5,24,26,27
+// @ocannl launch ocannlMoonsBackward_op2_41 grid=2,1,1 block=256 sync=0 args=6,24,26,27
 // @ocannl launch ocannlMoonsBackward_op1_42 grid=1,1,1 block=256 sync=0 args=25,26
 // @ocannl launch ocannlMoonsBackward_op0_43 grid=1,1,1 block=256 sync=0 args=0,23,24
 // @ocannl end ocannlMoonsBackward

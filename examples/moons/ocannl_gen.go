@@ -489,15 +489,12 @@ func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]floa
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
+//	# _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _train.hinge#1/scores.1 with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..15:  # reduction
-//	    _train.hinge#1/scores.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _train.hinge#1/scores.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3
 //	for i0 in 0..31:
@@ -526,7 +523,6 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	var net_a1_1 [32][16]float32
 	var net_a1 [32][16]float32
 	var net_a2_1 [32][16]float32
-	var net_a2 [32][16]float32
 	var train_hinge_1_scores_1 [32][1]float32
 	var train_hinge_1_scores [32][1]float32
 	var train_hinge_1_margin_1 [32][1]float32
@@ -589,39 +585,23 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 		}
 	}
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce0AVX512(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2Row := &net_a2[i0]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
-				net_a2Row[i1] = r2
-			}
-		}
-	}
-
-	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce0AVX512(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			net_a2Row2 := &net_a2[i0]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
+				acc3 += pNetW3[i1] * r2
 			}
 			train_hinge_1_scores_1[i0][0] = acc3
 		}
@@ -736,14 +716,11 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -753,14 +730,11 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
 //	fill _train.hinge#1/scores.1 with 0
@@ -800,7 +774,6 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	fill net.w2.grad with 0
 //	fill net.b2.grad with 0
 //	fill _net/a2.2.grad with 0
-//	fill net/a2.grad with 0
 //	fill net.w3.grad with 0
 //	fill _train.hinge#1/scores.1.grad with 0
 //	fill net.b3.grad with 0
@@ -821,9 +794,9 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	for i0 in 0..31:
 //	  train.hinge#1/margin.grad[i0, 0] += _train.1.grad[0]
 //
-//	# backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _train.hinge#1/margin.2.grad
+//	# backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _train.hinge#1/margin.2.grad
 //	for i0 in 0..31:
-//	  _train.hinge#1/margin.2.grad[i0, 0] += where(0 < _train.hinge#1/margin.2[i0, 0], train.hinge#1/margin.grad[i0, 0], 0)
+//	  _train.hinge#1/margin.2.grad[i0, 0] += where(0 < train.hinge#1/margin[i0, 0], train.hinge#1/margin.grad[i0, 0], 0)
 //
 //	# backprop of op 9 (_train.hinge#1/margin.2 = pointwise "-" of _num.1, _train.hinge#1/margin.1): g2 =- g; g2 is _train.hinge#1/margin.1.grad
 //	for i0 in 0..31:
@@ -847,14 +820,11 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	    net.w3.grad[0, i1] += _train.hinge#1/scores.1.grad[i0, 0] * net/a2[i0, i1]
 //
 //	# backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    net/a2.grad[i0, i1] += net.w3[0, i1] * _train.hinge#1/scores.1.grad[i0, 0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad, with backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], (net.w3[0, i1] * _train.hinge#1/scores.1.grad[i0, 0]) + 0, 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -875,10 +845,10 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -894,10 +864,8 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * points[i0, i2]
 func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, gNetW1 *[32]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[16]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
-	var net_a1_2 [32][16]float32
 	var net_a1 [32][16]float32
 	var net_a2_1 [32][16]float32
-	var net_a2_2 [32][16]float32
 	var net_a2 [32][16]float32
 	var train_hinge_1_scores_1 [32][1]float32
 	var train_hinge_1_scores [32][1]float32
@@ -908,7 +876,6 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
 	var net_a2_2_grad [32][16]float32
-	var net_a2_grad [32][16]float32
 	var train_hinge_1_scores_1_grad [32][1]float32
 	var train_hinge_1_scores_grad [32][1]float32
 	var train_hinge_1_margin_1_grad [32][1]float32
@@ -931,34 +898,18 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 16 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -988,34 +939,18 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap1AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap1AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 16 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 16 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -1027,9 +962,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// _train.hinge#1/scores.1 = compose "*" of net.w3, net/a2
 	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce0AVX512(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlReduce2AVX512(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce0AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlReduce2AVX2(&train_hinge_1_scores_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1103,10 +1038,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		train_hinge_1_margin_grad[i0][0] += train_1_gradV
 	}
 
-	// backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _train.hinge#1/margin.2.grad
+	// backprop of op 10 (train.hinge#1/margin = pointwise relu of _train.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _train.hinge#1/margin.2.grad
 	for i0 := range 32 {
 		var r4 float32
-		if 0 < train_hinge_1_margin_2[i0][0] {
+		if 0 < train_hinge_1_margin[i0][0] {
 			r4 = 1
 		}
 		r5 := float32(0)
@@ -1134,9 +1069,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 7 (train.hinge#1/scores = pointwise "+" of _train.hinge#1/scores.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce2AVX512(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
+		ocannlReduce3AVX512(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce2AVX2(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
+		ocannlReduce3AVX2(&gNetB3[0], &train_hinge_1_scores_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := gNetB3[0]
@@ -1175,41 +1110,25 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 16 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad, with backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad fused
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 16 elements (c = add(where(lt(0,x0),add(mul(x1,x2),0),0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
+		ocannlMap1AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
+		ocannlMap1AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
 	} else {
 		for i0 := range 32 {
+			net_a2Row7 := &net_a2[i0]
 			train_hinge_1_scores_1_gradV5 := train_hinge_1_scores_1_grad[i0][0]
-			net_a2_gradRow := &net_a2_grad[i0]
-			for i1 := range 16 {
-				net_a2_gradRow[i1] += pNetW3[i1] * train_hinge_1_scores_1_gradV5
-			}
-		}
-	}
-
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row3 := &net_a2_2[i0]
-			net_a2_gradRow2 := &net_a2_grad[i0]
 			net_a2_2_gradRow := &net_a2_2_grad[i0]
 			for i1 := range 16 {
 				var r6 float32
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row7[i1] {
 					r6 = 1
 				}
 				r7 := float32(0)
 				if r6 != 0 {
-					r7 = net_a2_gradRow2[i1]
+					r7 = (pNetW3[i1] * train_hinge_1_scores_1_gradV5) + 0
 				}
 				net_a2_2_gradRow[i1] += r7
 			}
@@ -1219,9 +1138,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce4AVX512(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce4AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -1291,20 +1210,20 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap2AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap2AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1Row4 := &net_a1[i0]
 			net_a1_gradRow2 := &net_a1_grad[i0]
 			net_a1_2_gradRow := &net_a1_2_grad[i0]
 			for i1 := range 16 {
 				var r8 float32
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r8 = 1
 				}
 				r9 := float32(0)
@@ -1319,9 +1238,9 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce3AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce4AVX512(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce3AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce4AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -1344,11 +1263,11 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	// float32 across-rows add reduction kernel, 32 rows of 2 elements into 2 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 16 {
-			ocannlReduce4AVX512(&gNetW1[2*i1], &net_a1_2_grad[0][i1], &points[0][0])
+			ocannlReduce5AVX512(&gNetW1[2*i1], &net_a1_2_grad[0][i1], &points[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 16 {
-			ocannlReduce4AVX2(&gNetW1[2*i1], &net_a1_2_grad[0][i1], &points[0][0])
+			ocannlReduce5AVX2(&gNetW1[2*i1], &net_a1_2_grad[0][i1], &points[0][0])
 		}
 	} else {
 		for i0 := range 32 {
@@ -1465,9 +1384,9 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlReduce6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlReduce6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		net_a1Row2 := &net_a1[0]
@@ -1528,7 +1447,7 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	_net/a2.1: 256 | 16 (let, local, in scratch field net_a2_1)
 //	net.b2: 16 (param, parameter pNetB2)
 //	_net/a2.2: 256 | 16 (let, local)
-//	net/a2: 256 | 16 (let, local, in scratch field net_a2)
+//	net/a2: 256 | 16 (let, local)
 //	net.w3: 16 -> 1 (param, parameter pNetW3)
 //	_predict.1: 256 | 1 (let, local, in scratch field predict_1)
 //	net.b3: 1 (param, parameter pNetB3)
@@ -1560,15 +1479,12 @@ func ocannlMoonsClassify(point *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..255:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _predict.1 = compose "*" of net.w3, net/a2
+//	# _predict.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _predict.1 with 0
 //	for i0 in 0..255:
 //	  for i1 in 0..15:  # reduction
-//	    _predict.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _predict.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# predict = pointwise "+" of _predict.1, net.b3
 //	for i0 in 0..255:
@@ -1597,21 +1513,16 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	rec3.pNetW2 = pNetW2
 	rec3.scratch = scratch
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// _predict.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlMoonsPredictPart3Records.Get()
+	rec4.pNetW3 = pNetW3
 	rec4.pNetB2 = pNetB2
 	rec4.scratch = scratch
 
-	// _predict.1 = compose "*" of net.w3, net/a2
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlMoonsPredictPart4Records.Get()
-	rec5.pNetW3 = pNetW3
-	rec5.scratch = scratch
-
-	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5)
+	region.RunSeq(8, rec, rec2, rec3, rec4)
 	*rec = ocannlMoonsPredictPart0{}
 	ocannlMoonsPredictPart0Records.Put(rec)
 	*rec2 = ocannlMoonsPredictPart1{}
@@ -1620,15 +1531,13 @@ func ocannlMoonsPredict(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[1
 	ocannlMoonsPredictPart2Records.Put(rec3)
 	*rec4 = ocannlMoonsPredictPart3{}
 	ocannlMoonsPredictPart3Records.Put(rec4)
-	*rec5 = ocannlMoonsPredictPart4{}
-	ocannlMoonsPredictPart4Records.Put(rec5)
 
 	// predict = pointwise "+" of _predict.1, net.b3
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
+		ocannlMap3AVX512(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
+		ocannlMap3AVX2(&out[0][0], &scratch.predict_1[0][0], &pNetB3[0])
 	} else {
 		pNetB3V := pNetB3[0]
 		for i0 := range 256 {
@@ -1643,7 +1552,6 @@ type ocannlMoonsPredictScratch struct {
 	net_a1_1  [256][16]float32
 	net_a1    [256][16]float32
 	net_a2_1  [256][16]float32
-	net_a2    [256][16]float32
 	predict_1 [256][1]float32
 }
 
@@ -1745,66 +1653,38 @@ var ocannlMoonsPredictPart2Records rt.Records[ocannlMoonsPredictPart2]
 // ocannlMoonsPredictPart3 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlMoonsPredictPart3 struct {
+	pNetW3  *[16]float32
 	pNetB2  *[16]float32
 	scratch *ocannlMoonsPredictScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r6 *ocannlMoonsPredictPart3) Part(j4 int) {
-	pNetB2, scratch := r6.pNetB2, r6.scratch
-	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	pNetW3, pNetB2, scratch := r6.pNetW3, r6.pNetB2, r6.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlReduce0AVX512(&scratch.predict_1[32*j4][0], &pNetW3[0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlReduce0AVX2(&scratch.predict_1[32*j4][0], &pNetW3[0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
-			net_a2Row := &scratch.net_a2[i0+32*j4]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r5 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r5 > 0) {
 					r5 = 0
 				}
-				net_a2Row[i1] = r5
+				acc3 += pNetW3[i1] * r5
 			}
+			scratch.predict_1[i0+32*j4][0] = acc3
 		}
 	}
 }
 
 // ocannlMoonsPredictPart3Records holds the free ocannlMoonsPredictPart3 records.
 var ocannlMoonsPredictPart3Records rt.Records[ocannlMoonsPredictPart3]
-
-// ocannlMoonsPredictPart4 is the task record of a loop nest of ocannlMoonsPredict that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlMoonsPredictPart4 struct {
-	pNetW3  *[16]float32
-	scratch *ocannlMoonsPredictScratch
-}
-
-// Part runs part j5 of the nest (0 <= j5 < 8).
-func (r7 *ocannlMoonsPredictPart4) Part(j5 int) {
-	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce0AVX512(&scratch.predict_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
-	} else if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.predict_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			net_a2Row2 := &scratch.net_a2[i0+32*j5]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
-			}
-			scratch.predict_1[i0+32*j5][0] = acc3
-		}
-	}
-}
-
-// ocannlMoonsPredictPart4Records holds the free ocannlMoonsPredictPart4 records.
-var ocannlMoonsPredictPart4Records rt.Records[ocannlMoonsPredictPart4]
 
 // ocannlMoonsScore runs a tensor program generated by ocannlgen.
 //
@@ -1907,9 +1787,9 @@ func ocannlMoonsScore(points *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]fl
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce5AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlReduce6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlReduce6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		net_a1Row2 := &net_a1[0]
@@ -1970,7 +1850,7 @@ func ocannlMoonsScore(points *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]fl
 //	_net/a2.1: 256 | 16 (let, local, in scratch field net_a2_1)
 //	net.b2: 16 (param, parameter pNetB2)
 //	_net/a2.2: 256 | 16 (let, local)
-//	net/a2: 256 | 16 (let, local, in scratch field net_a2)
+//	net/a2: 256 | 16 (let, local)
 //	net.w3: 16 -> 1 (param, parameter pNetW3)
 //	_score.1: 256 | 1 (let, local, in scratch field score_1)
 //	net.b3: 1 (param, parameter pNetB3)
@@ -2002,15 +1882,12 @@ func ocannlMoonsScore(points *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]fl
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..255:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _score.1 = compose "*" of net.w3, net/a2
+//	# _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _score.1 with 0
 //	for i0 in 0..255:
 //	  for i1 in 0..15:  # reduction
-//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _score.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# score = pointwise "+" of _score.1, net.b3
 //	for i0 in 0..255:
@@ -2039,21 +1916,16 @@ func ocannlMoonsScore_rows256(points *[256][2]float32, pNetW1 *[32]float32, pNet
 	rec3.pNetW2 = pNetW2
 	rec3.scratch = scratch
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 	// 8 parts of i0 on the pool.
 	rec4 := ocannlMoonsScore_rows256Part3Records.Get()
+	rec4.pNetW3 = pNetW3
 	rec4.pNetB2 = pNetB2
 	rec4.scratch = scratch
 
-	// _score.1 = compose "*" of net.w3, net/a2
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlMoonsScore_rows256Part4Records.Get()
-	rec5.pNetW3 = pNetW3
-	rec5.scratch = scratch
-
-	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5)
+	region.RunSeq(8, rec, rec2, rec3, rec4)
 	*rec = ocannlMoonsScore_rows256Part0{}
 	ocannlMoonsScore_rows256Part0Records.Put(rec)
 	*rec2 = ocannlMoonsScore_rows256Part1{}
@@ -2062,15 +1934,13 @@ func ocannlMoonsScore_rows256(points *[256][2]float32, pNetW1 *[32]float32, pNet
 	ocannlMoonsScore_rows256Part2Records.Put(rec3)
 	*rec4 = ocannlMoonsScore_rows256Part3{}
 	ocannlMoonsScore_rows256Part3Records.Put(rec4)
-	*rec5 = ocannlMoonsScore_rows256Part4{}
-	ocannlMoonsScore_rows256Part4Records.Put(rec5)
 
 	// score = pointwise "+" of _score.1, net.b3
 	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
+		ocannlMap3AVX512(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
+		ocannlMap3AVX2(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
 	} else {
 		pNetB3V := pNetB3[0]
 		for i0 := range 256 {
@@ -2085,7 +1955,6 @@ type ocannlMoonsScore_rows256Scratch struct {
 	net_a1_1 [256][16]float32
 	net_a1   [256][16]float32
 	net_a2_1 [256][16]float32
-	net_a2   [256][16]float32
 	score_1  [256][1]float32
 }
 
@@ -2187,66 +2056,38 @@ var ocannlMoonsScore_rows256Part2Records rt.Records[ocannlMoonsScore_rows256Part
 // ocannlMoonsScore_rows256Part3 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlMoonsScore_rows256Part3 struct {
+	pNetW3  *[16]float32
 	pNetB2  *[16]float32
 	scratch *ocannlMoonsScore_rows256Scratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r6 *ocannlMoonsScore_rows256Part3) Part(j4 int) {
-	pNetB2, scratch := r6.pNetB2, r6.scratch
-	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	pNetW3, pNetB2, scratch := r6.pNetW3, r6.pNetB2, r6.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlReduce0AVX512(&scratch.score_1[32*j4][0], &pNetW3[0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlReduce0AVX2(&scratch.score_1[32*j4][0], &pNetW3[0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
-			net_a2Row := &scratch.net_a2[i0+32*j4]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r5 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r5 > 0) {
 					r5 = 0
 				}
-				net_a2Row[i1] = r5
+				acc3 += pNetW3[i1] * r5
 			}
+			scratch.score_1[i0+32*j4][0] = acc3
 		}
 	}
 }
 
 // ocannlMoonsScore_rows256Part3Records holds the free ocannlMoonsScore_rows256Part3 records.
 var ocannlMoonsScore_rows256Part3Records rt.Records[ocannlMoonsScore_rows256Part3]
-
-// ocannlMoonsScore_rows256Part4 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlMoonsScore_rows256Part4 struct {
-	pNetW3  *[16]float32
-	scratch *ocannlMoonsScore_rows256Scratch
-}
-
-// Part runs part j5 of the nest (0 <= j5 < 8).
-func (r7 *ocannlMoonsScore_rows256Part4) Part(j5 int) {
-	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce0AVX512(&scratch.score_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
-	} else if ocannlAVX2 {
-		ocannlReduce0AVX2(&scratch.score_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			net_a2Row2 := &scratch.net_a2[i0+32*j5]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
-			}
-			scratch.score_1[i0+32*j5][0] = acc3
-		}
-	}
-}
-
-// ocannlMoonsScore_rows256Part4Records holds the free ocannlMoonsScore_rows256Part4 records.
-var ocannlMoonsScore_rows256Part4Records rt.Records[ocannlMoonsScore_rows256Part4]
 
 // ocannlMoonsScore_rows128 runs a tensor program generated by ocannlgen.
 //
@@ -2296,15 +2137,12 @@ var ocannlMoonsScore_rows256Part4Records rt.Records[ocannlMoonsScore_rows256Part
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..127:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _score.1 = compose "*" of net.w3, net/a2
+//	# _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _score.1 with 0
 //	for i0 in 0..127:
 //	  for i1 in 0..15:  # reduction
-//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _score.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# score = pointwise "+" of _score.1, net.b3
 //	for i0 in 0..127:
@@ -2313,7 +2151,6 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	var net_a1_1 [128][16]float32
 	var net_a1 [128][16]float32
 	var net_a2_1 [128][16]float32
-	var net_a2 [128][16]float32
 	var score_1 [128][1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, points
@@ -2333,9 +2170,9 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 128 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap4AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap4AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 128 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -2371,39 +2208,23 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 		}
 	}
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	// float32 pointwise kernel over 128 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	// _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
+	// float32 along-rows add reduction kernel, 128 rows of 16 elements into 128 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce7AVX512(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce7AVX2(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 128 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2Row := &net_a2[i0]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
-				net_a2Row[i1] = r2
-			}
-		}
-	}
-
-	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 128 rows of 16 elements into 128 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce6AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce6AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 128 {
-			net_a2Row2 := &net_a2[i0]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
+				acc3 += pNetW3[i1] * r2
 			}
 			score_1[i0][0] = acc3
 		}
@@ -2464,15 +2285,12 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..63:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _score.1 = compose "*" of net.w3, net/a2
+//	# _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _score.1 with 0
 //	for i0 in 0..63:
 //	  for i1 in 0..15:  # reduction
-//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _score.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# score = pointwise "+" of _score.1, net.b3
 //	for i0 in 0..63:
@@ -2481,7 +2299,6 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	var net_a1_1 [64][16]float32
 	var net_a1 [64][16]float32
 	var net_a2_1 [64][16]float32
-	var net_a2 [64][16]float32
 	var score_1 [64][1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, points
@@ -2501,9 +2318,9 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 64 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap5AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap5AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 64 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -2539,39 +2356,23 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 		}
 	}
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	// float32 pointwise kernel over 64 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	// _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
+	// float32 along-rows add reduction kernel, 64 rows of 16 elements into 64 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce8AVX512(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce8AVX2(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 64 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2Row := &net_a2[i0]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
-				net_a2Row[i1] = r2
-			}
-		}
-	}
-
-	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 64 rows of 16 elements into 64 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce7AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 64 {
-			net_a2Row2 := &net_a2[i0]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
+				acc3 += pNetW3[i1] * r2
 			}
 			score_1[i0][0] = acc3
 		}
@@ -2632,15 +2433,12 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _score.1 = compose "*" of net.w3, net/a2
+//	# _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _score.1 with 0
 //	for i0 in 0..31:
 //	  for i1 in 0..15:  # reduction
-//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _score.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# score = pointwise "+" of _score.1, net.b3
 //	for i0 in 0..31:
@@ -2649,7 +2447,6 @@ func ocannlMoonsScore_rows32(points *[32][2]float32, pNetW1 *[32]float32, pNetB1
 	var net_a1_1 [32][16]float32
 	var net_a1 [32][16]float32
 	var net_a2_1 [32][16]float32
-	var net_a2 [32][16]float32
 	var score_1 [32][1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, points
@@ -2707,39 +2504,23 @@ func ocannlMoonsScore_rows32(points *[32][2]float32, pNetW1 *[32]float32, pNetB1
 		}
 	}
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	// _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap0AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce0AVX512(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap0AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce0AVX2(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2Row := &net_a2[i0]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
-				net_a2Row[i1] = r2
-			}
-		}
-	}
-
-	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce0AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce0AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			net_a2Row2 := &net_a2[i0]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
+				acc3 += pNetW3[i1] * r2
 			}
 			score_1[i0][0] = acc3
 		}
@@ -2800,15 +2581,12 @@ func ocannlMoonsScore_rows32(points *[32][2]float32, pNetW1 *[32]float32, pNetB1
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..15:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _score.1 = compose "*" of net.w3, net/a2
+//	# _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _score.1 with 0
 //	for i0 in 0..15:
 //	  for i1 in 0..15:  # reduction
-//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _score.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# score = pointwise "+" of _score.1, net.b3
 //	for i0 in 0..15:
@@ -2817,7 +2595,6 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 	var net_a1_1 [16][16]float32
 	var net_a1 [16][16]float32
 	var net_a2_1 [16][16]float32
-	var net_a2 [16][16]float32
 	var score_1 [16][1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, points
@@ -2837,9 +2614,9 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -2875,39 +2652,23 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 		}
 	}
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	// _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce9AVX512(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlReduce9AVX2(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2Row := &net_a2[i0]
+			acc3 := float32(0)
 			for i1 := range 16 {
 				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
-				net_a2Row[i1] = r2
-			}
-		}
-	}
-
-	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce8AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			net_a2Row2 := &net_a2[i0]
-			acc3 := float32(0)
-			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
+				acc3 += pNetW3[i1] * r2
 			}
 			score_1[i0][0] = acc3
 		}
@@ -2968,15 +2729,12 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
 //
 //	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
-//	# _score.1 = compose "*" of net.w3, net/a2
+//	# _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
 //	fill _score.1 with 0
 //	for i0 in 0..7:
 //	  for i1 in 0..15:  # reduction
-//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//	    _score.1[i0, 0] += net.w3[0, i1] * relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# score = pointwise "+" of _score.1, net.b3
 //	for i0 in 0..7:
@@ -2985,7 +2743,6 @@ func ocannlMoonsScore_rows8(points *[8][2]float32, pNetW1 *[32]float32, pNetB1 *
 	var net_a1_1 [8][16]float32
 	var net_a1 [8][16]float32
 	var net_a2_1 [8][16]float32
-	var net_a2 [8][16]float32
 	var score_1 [8][1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, points
@@ -3036,32 +2793,23 @@ func ocannlMoonsScore_rows8(points *[8][2]float32, pNetW1 *[32]float32, pNetB1 *
 		}
 	}
 
-	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
-	for i0 := range 8 {
-		net_a2_1Row := &net_a2_1[i0]
-		net_a2Row := &net_a2[i0]
-		for i1 := range 16 {
-			r2 := net_a2_1Row[i1] + pNetB2[i1]
-			if !(r2 > 0) {
-				r2 = 0
-			}
-			net_a2Row[i1] = r2
-		}
-	}
-
-	// _score.1 = compose "*" of net.w3, net/a2
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
+	// _score.1 = compose "*" of net.w3, net/a2, with net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused fused
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add mul(x0,relu(add(x1,x2)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce9AVX512(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlReduce10AVX512(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce9AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlReduce10AVX2(&score_1[0][0], &pNetW3[0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			net_a2Row2 := &net_a2[i0]
+			net_a2_1Row := &net_a2_1[i0]
 			acc3 := float32(0)
 			for i1 := range 16 {
-				acc3 += pNetW3[i1] * net_a2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				acc3 += pNetW3[i1] * r2
 			}
 			score_1[i0][0] = acc3
 		}

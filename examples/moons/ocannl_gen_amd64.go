@@ -61,27 +61,27 @@ func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 16 elements: c = add(where(lt(0,x0),add(mul(x1,x2),0),0),0).
 //
 //go:noescape
-func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap2AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap2AVX512(c *float32, x0 *float32)
+func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX512 runs a float32 pointwise kernel over 16 elements: c = add(mul(x0,x1),0).
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap4AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
@@ -91,65 +91,60 @@ func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 32 rows of 16 elements.
 //
 //go:noescape
-func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap8AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
-//
-//go:noescape
-func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce1AVX512(c *float32, x0 *float32)
 
-// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32 elements.
+// ocannlReduce2AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce2AVX512(c *float32, x0 *float32)
+func ocannlReduce2AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce3AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+// ocannlReduce3AVX512 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce3AVX512(c *float32, x0 *float32)
 
-// ocannlReduce4AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 2 elements.
+// ocannlReduce4AVX512 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce4AVX512(c *float32, x0 *float32)
 
-// ocannlReduce5AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+// ocannlReduce5AVX512 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 2 elements.
 //
 //go:noescape
 func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce6AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 128 rows of 16 elements.
+// ocannlReduce6AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce6AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce7AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 64 rows of 16 elements.
+// ocannlReduce7AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 128 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+// ocannlReduce8AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 64 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce9AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 16 elements.
+// ocannlReduce9AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 16 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce10AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
@@ -196,27 +191,27 @@ func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 16 elements: c = add(where(lt(0,x0),add(mul(x1,x2),0),0),0).
 //
 //go:noescape
-func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap2AVX2(c *float32, x0 *float32)
+func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 16 elements: c = add(mul(x0,x1),0).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap4AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
+// ocannlMap5AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
@@ -226,62 +221,57 @@ func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 32 rows of 16 elements.
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap8AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
-//
-//go:noescape
-func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce1AVX2(c *float32, x0 *float32)
 
-// ocannlReduce2AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32 elements.
+// ocannlReduce2AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce2AVX2(c *float32, x0 *float32)
+func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce3AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 2 elements.
+// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32)
 
-// ocannlReduce5AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 2 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 128 rows of 16 elements.
+// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 64 rows of 16 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 128 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 64 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 16 elements.
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 16 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,relu(add(x1,x2))), 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)

@@ -895,78 +895,42 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap2AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000020, SI
 
 row1:
-	VBROADCASTSS (DX), Z1
-	VMOVUPS      (CX), Z2
-	VMULPS       Z1, Z2, Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, (AX)
+	VBROADCASTSS (BX), Z2
+	VMOVUPS      (CX), Z3
+	VCMPPS       $0x01, Z3, Z0, K1
+	VBLENDMPS    Z1, Z0, K1, Z4
+	VMOVUPS      (DX), Z3
+	VMULPS       Z2, Z3, Z2
+	VADDPS       Z0, Z2, Z2
+	VCMPPS       $0x04, Z0, Z4, K1
+	VBLENDMPS    Z2, Z0, K1, Z5
+	VADDPS       Z0, Z5, Z2
+	VMOVUPS      Z2, (AX)
 	ADDQ         $+64, AX
 	ADDQ         $+64, CX
-	ADDQ         $-64, CX
-	ADDQ         $+4, DX
-	DECQ         BX
+	ADDQ         $+64, DX
+	ADDQ         $-64, DX
+	ADDQ         $+4, BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -991,9 +955,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1013,9 +977,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1038,9 +1002,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1063,9 +1027,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1088,33 +1052,38 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce0AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000020, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, SI
 
 row1:
-	VMOVUPS      (CX), Z0
-	VMOVUPS      (DX), Z1
-	VMULPS       Z1, Z0, Z0
-	VSHUFF64X2   $0x4e, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VSHUFF64X2   $0xb1, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0x4e, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0xb1, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	VADDPS       Z0, Z1, Z0
-	VMOVSS       X0, (AX)
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMOVUPS      (BX), Z3
+	VADDPS       Z3, Z2, Z2
+	VMAXPS       Z0, Z2, Z2
+	VMULPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -1142,9 +1111,40 @@ TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// func ocannlReduce2AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1165,9 +1165,9 @@ TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -1186,9 +1186,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1212,9 +1212,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1243,126 +1243,146 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000080, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, SI
 
 row1:
-	VMOVUPS      (CX), Z0
-	VMOVUPS      (DX), Z1
-	VMULPS       Z1, Z0, Z0
-	VSHUFF64X2   $0x4e, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VSHUFF64X2   $0xb1, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0x4e, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0xb1, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	VADDPS       Z0, Z1, Z0
-	VMOVSS       X0, (AX)
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMOVUPS      (BX), Z3
+	VADDPS       Z3, Z2, Z2
+	VMAXPS       Z0, Z2, Z2
+	VMULPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000040, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, SI
 
 row1:
-	VMOVUPS      (CX), Z0
-	VMOVUPS      (DX), Z1
-	VMULPS       Z1, Z0, Z0
-	VSHUFF64X2   $0x4e, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VSHUFF64X2   $0xb1, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0x4e, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0xb1, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	VADDPS       Z0, Z1, Z0
-	VMOVSS       X0, (AX)
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMOVUPS      (BX), Z3
+	VADDPS       Z3, Z2, Z2
+	VMAXPS       Z0, Z2, Z2
+	VMULPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000010, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, SI
 
 row1:
-	VMOVUPS      (CX), Z0
-	VMOVUPS      (DX), Z1
-	VMULPS       Z1, Z0, Z0
-	VSHUFF64X2   $0x4e, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VSHUFF64X2   $0xb1, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0x4e, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0xb1, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	VADDPS       Z0, Z1, Z0
-	VMOVSS       X0, (AX)
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMOVUPS      (BX), Z3
+	VADDPS       Z3, Z2, Z2
+	VMAXPS       Z0, Z2, Z2
+	VMULPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	MOVQ         $0x00000008, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000008, SI
 
 row1:
-	VMOVUPS      (CX), Z0
-	VMOVUPS      (DX), Z1
-	VMULPS       Z1, Z0, Z0
-	VSHUFF64X2   $0x4e, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VSHUFF64X2   $0xb1, Z0, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0x4e, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VPERMILPS    $0xb1, Z0, Z1
-	VADDPS       Z1, Z0, Z0
-	VBROADCASTSS ocannlConst32<>+0(SB), Z1
-	VADDPS       Z0, Z1, Z0
-	VMOVSS       X0, (AX)
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (DX), Z2
+	VMOVUPS      (BX), Z3
+	VADDPS       Z3, Z2, Z2
+	VMAXPS       Z0, Z2, Z2
+	VMULPS       Z2, Z1, Z1
+	VSHUFF64X2   $0x4e, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF64X2   $0xb1, Z1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0x4e, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VPERMILPS    $0xb1, Z1, Z2
+	VADDPS       Z2, Z1, Z1
+	VBROADCASTSS ocannlConst32<>+0(SB), Z2
+	VADDPS       Z1, Z2, Z1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -4531,88 +4551,47 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap1AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap2AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, BX
+	MOVQ         $0x00000020, SI
 
 row1:
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000002, SI
+	VBROADCASTSS (BX), Y2
+	MOVQ         $0x00000002, DI
 
 e2:
-	VMOVUPS (CX), Y2
-	VMULPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, CX
-	ADDQ    $+4, DX
-	DECQ    BX
-	JNZ     row1
+	VMOVUPS   (CX), Y3
+	VCMPPS    $0x01, Y3, Y0, Y3
+	VBLENDVPS Y3, Y1, Y0, Y3
+	VMOVUPS   (DX), Y4
+	VMULPS    Y2, Y4, Y4
+	VADDPS    Y0, Y4, Y4
+	VCMPPS    $0x04, Y0, Y3, Y3
+	VBLENDVPS Y3, Y4, Y0, Y3
+	VADDPS    Y0, Y3, Y3
+	VMOVUPS   Y3, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e2
+	ADDQ      $-64, DX
+	ADDQ      $+4, BX
+	DECQ      SI
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4637,9 +4616,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4659,9 +4638,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4689,9 +4668,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4719,9 +4698,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4749,35 +4728,43 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000020, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000020, SI
 
 row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPS       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMOVUPS      (BX), Y3
+	VADDPS       Y3, Y2, Y2
+	VMAXPS       Y0, Y2, Y2
 	VMULPS       Y2, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
+	VMOVUPS      32(CX), Y2
+	VMOVUPS      32(DX), Y3
+	VMOVUPS      32(BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       ocannlConst32<>+0(SB), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -4807,9 +4794,42 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000020, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPS       Y2, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4832,9 +4852,9 @@ TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4857,9 +4877,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4882,9 +4902,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4915,134 +4935,166 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000080, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000080, SI
 
 row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPS       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMOVUPS      (BX), Y3
+	VADDPS       Y3, Y2, Y2
+	VMAXPS       Y0, Y2, Y2
 	VMULPS       Y2, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
+	VMOVUPS      32(CX), Y2
+	VMOVUPS      32(DX), Y3
+	VMOVUPS      32(BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       ocannlConst32<>+0(SB), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000040, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000040, SI
 
 row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPS       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMOVUPS      (BX), Y3
+	VADDPS       Y3, Y2, Y2
+	VMAXPS       Y0, Y2, Y2
 	VMULPS       Y2, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
+	VMOVUPS      32(CX), Y2
+	VMOVUPS      32(DX), Y3
+	VMOVUPS      32(BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       ocannlConst32<>+0(SB), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, SI
 
 row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPS       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMOVUPS      (BX), Y3
+	VADDPS       Y3, Y2, Y2
+	VMAXPS       Y0, Y2, Y2
 	VMULPS       Y2, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
+	VMOVUPS      32(CX), Y2
+	VMOVUPS      32(DX), Y3
+	VMOVUPS      32(BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       ocannlConst32<>+0(SB), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000008, BX
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000008, SI
 
 row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPS       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMOVUPS      (BX), Y3
+	VADDPS       Y3, Y2, Y2
+	VMAXPS       Y0, Y2, Y2
 	VMULPS       Y2, Y1, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
+	VMOVUPS      32(CX), Y2
+	VMOVUPS      32(DX), Y3
+	VMOVUPS      32(BX), Y4
+	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y0, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0x4e, X1, X2
+	VADDPS       X2, X1, X1
+	VPERMILPS    $0xb1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSS       ocannlConst32<>+0(SB), X2
+	VADDPS       X1, X2, X1
+	VMOVSS       X1, (AX)
 	ADDQ         $+4, AX
 	ADDQ         $+64, DX
-	DECQ         BX
+	DECQ         SI
 	JNZ          row1
 	VZEROUPPER
 	RET

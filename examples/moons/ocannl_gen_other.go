@@ -58,12 +58,14 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX512(c, x0, x1 *float32) {
+func ocannlMap1AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
 }
 
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
+func ocannlMap2AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
 
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0, x1 *float32) {
@@ -83,16 +85,6 @@ func ocannlMap5AVX512(c, x0, x1 *float32) {
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
-}
-
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
-}
-
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -123,10 +115,12 @@ func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 calle
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
+func ocannlMap1AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap1AVX2 called without assembly")
+}
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
@@ -140,14 +134,8 @@ func ocannlMap5AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap5AVX2 calle
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
-// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
-
-// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
-
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce0AVX512(c, x0, x1 *float32) {
+func ocannlReduce0AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce0AVX512 called without assembly")
 }
 
@@ -157,7 +145,7 @@ func ocannlReduce1AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce2AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce2AVX512(c, x0 *float32) {
+func ocannlReduce2AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce2AVX512 called without assembly")
 }
 
@@ -167,7 +155,7 @@ func ocannlReduce3AVX512(c, x0 *float32) {
 }
 
 // ocannlReduce4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX512(c, x0, x1 *float32) {
+func ocannlReduce4AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce4AVX512 called without assembly")
 }
 
@@ -182,22 +170,27 @@ func ocannlReduce6AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlReduce7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX512(c, x0, x1 *float32) {
+func ocannlReduce7AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce7AVX512 called without assembly")
 }
 
 // ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX512(c, x0, x1 *float32) {
+func ocannlReduce8AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
 }
 
 // ocannlReduce9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX512(c, x0, x1 *float32) {
+func ocannlReduce9AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce9AVX512 called without assembly")
 }
 
+// ocannlReduce10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX512 called without assembly")
+}
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce0AVX2(c, x0, x1 *float32) {
+func ocannlReduce0AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce0AVX2 called without assembly")
 }
 
@@ -205,15 +198,15 @@ func ocannlReduce0AVX2(c, x0, x1 *float32) {
 func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
 
 // ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 called without assembly") }
+func ocannlReduce2AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce2AVX2 called without assembly")
+}
 
 // ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
-}
+func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0, x1 *float32) {
@@ -226,16 +219,21 @@ func ocannlReduce6AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0, x1 *float32) {
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
 }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0, x1 *float32) {
+func ocannlReduce8AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
 }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0, x1 *float32) {
+func ocannlReduce9AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }

@@ -5632,7 +5632,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.conv2d_valid#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2dValid1Kernel)
 //	net.conv2d_valid#1/y: 4 | 12,12,4 (let, local, in scratch field net_conv2d_valid_1_y)
 //	net.conv2d_valid#1.bias: 4 (param, parameter pNetConv2dValid1Bias)
-//	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x_1)
+//	_net.max_pool#1/x.1: 4 | 12,12,4 (let, local)
 //	net.max_pool#1/x: 4 | 12,12,4 (let, local, in scratch field net_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
@@ -5641,7 +5641,7 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.conv2d_valid#2.kernel: 3,3,4 -> 6 (param, parameter pNetConv2dValid2Kernel)
 //	net.conv2d_valid#2/y: 4 | 4,4,6 (let, local, in scratch field net_conv2d_valid_2_y)
 //	net.conv2d_valid#2.bias: 6 (param, parameter pNetConv2dValid2Bias)
-//	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x_1)
+//	_net.max_pool#2/x.1: 4 | 4,4,6 (let, local)
 //	net.max_pool#2/x: 4 | 4,4,6 (let, local, in scratch field net_max_pool_2_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
@@ -5650,12 +5650,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	net.dense#2.w: 2,2,6 -> 16 (param, parameter pNetDense2W)
 //	_net.dense#1/x.1: 4 | 16 (let, local, in scratch field net_dense_1_x_1)
 //	net.dense#2.b: 16 (param, parameter pNetDense2B)
-//	_net.dense#1/x.2: 4 | 16 (let, local, in scratch field net_dense_1_x_2)
+//	_net.dense#1/x.2: 4 | 16 (let, local)
 //	net.dense#1/x: 4 | 16 (let, local, in scratch field net_dense_1_x)
 //	net.dense#1.w: 16 -> 12 (param, parameter pNetDense1W)
 //	_net.linear#1/x.1: 4 | 12 (let, local, in scratch field net_linear_1_x_1)
 //	net.dense#1.b: 12 (param, parameter pNetDense1B)
-//	_net.linear#1/x.2: 4 | 12 (let, local, in scratch field net_linear_1_x_2)
+//	_net.linear#1/x.2: 4 | 12 (let, local)
 //	net.linear#1/x: 4 | 12 (let, local, in scratch field net_linear_1_x)
 //	net.linear#1.w: 12 -> 3 (param, parameter pNetLinear1W)
 //	_train.cross_entropy#1/logits.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -5700,11 +5700,11 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [4 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [4 3] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [4 3] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -5749,18 +5749,13 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	            net.conv2d_valid#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    for i2 in 0..11:
-//	      for i3 in 0..3:
-//	        _net.max_pool#1/x.1[i0, i1, i2, i3] = net.conv2d_valid#1/y[i0, i1, i2, i3] + net.conv2d_valid#1.bias[i3]
 //
-//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
+//	# net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..3:
-//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(_net.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.max_pool#1/x[i0, i1, i2, i3] = relu(net.conv2d_valid#1/y[i0, i1, i2, i3] + net.conv2d_valid#1.bias[i3])
 //
 //	# _net.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -5789,18 +5784,13 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	              net.conv2d_valid#2/y[i0, i1, i2, i3] += net.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.conv2d_valid#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.max_pool#2/x.1[i0, i1, i2, i3] = net.conv2d_valid#2/y[i0, i1, i2, i3] + net.conv2d_valid#2.bias[i3]
 //
-//	# net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
+//	# net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.max_pool#2/x[i0, i1, i2, i3] = relu(_net.max_pool#2/x.1[i0, i1, i2, i3])
+//	        net.max_pool#2/x[i0, i1, i2, i3] = relu(net.conv2d_valid#2/y[i0, i1, i2, i3] + net.conv2d_valid#2.bias[i3])
 //
 //	# _net.max_pool#2/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -5827,14 +5817,11 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	          _net.dense#1/x.1[i0, i1] += net.dense#2.w[i1, i2, i3, i4] * net.max_pool#2/y[i0, i2, i3, i4]
 //
 //	# _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net.dense#1/x.2[i0, i1] = _net.dense#1/x.1[i0, i1] + net.dense#2.b[i1]
 //
-//	# net.dense#1/x = pointwise relu of _net.dense#1/x.2
+//	# net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net.dense#1/x[i0, i1] = relu(_net.dense#1/x.2[i0, i1])
+//	    net.dense#1/x[i0, i1] = relu(_net.dense#1/x.1[i0, i1] + net.dense#2.b[i1])
 //
 //	# _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
 //	fill _net.linear#1/x.1 with 0
@@ -5844,14 +5831,11 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	      _net.linear#1/x.1[i0, i1] += net.dense#1.w[i1, i2] * net.dense#1/x[i0, i2]
 //
 //	# _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _net.linear#1/x.2[i0, i1] = _net.linear#1/x.1[i0, i1] + net.dense#1.b[i1]
 //
-//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2
+//	# net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    net.linear#1/x[i0, i1] = relu(_net.linear#1/x.2[i0, i1])
+//	    net.linear#1/x[i0, i1] = relu(_net.linear#1/x.1[i0, i1] + net.dense#1.b[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -5932,11 +5916,9 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -5950,15 +5932,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	# backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -5971,15 +5950,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -6020,10 +5996,10 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	    for i2 in 0..11:
 //	      net.linear#1/x.grad[i0, i2] += net.linear#1.w[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+//	# backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    _net.linear#1/x.2.grad[i0, i1] += where(0 < _net.linear#1/x.2[i0, i1], net.linear#1/x.grad[i0, i1], 0)
+//	    _net.linear#1/x.2.grad[i0, i1] += where(0 < net.linear#1/x[i0, i1], net.linear#1/x.grad[i0, i1], 0)
 //
 //	# backprop of op 14 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad (the copy elided: _net.linear#1/x.1.grad reads _net.linear#1/x.2.grad)
 //
@@ -6044,10 +6020,10 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	    for i2 in 0..15:
 //	      net.dense#1/x.grad[i0, i2] += net.dense#1.w[i1, i2] * _net.linear#1/x.2.grad[i0, i1]
 //
-//	# backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.dense#1/x.2.grad
+//	# backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.dense#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net.dense#1/x.2.grad[i0, i1] += where(0 < _net.dense#1/x.2[i0, i1], net.dense#1/x.grad[i0, i1], 0)
+//	    _net.dense#1/x.2.grad[i0, i1] += where(0 < net.dense#1/x[i0, i1], net.dense#1/x.grad[i0, i1], 0)
 //
 //	# backprop of op 11 (_net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b): g1 =+ g; g1 is _net.dense#1/x.1.grad (the copy elided: _net.dense#1/x.1.grad reads _net.dense#1/x.2.grad)
 //
@@ -6093,12 +6069,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	          for i5 in 0..1:
 //	            net.max_pool#2/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#2/y.argmax@9[i0, i1, i2, i3], net.max_pool#2/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
+//	# backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#2/x.1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        _net.max_pool#2/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#2/x.1[i0, i1, i2, i3], net.max_pool#2/x.grad[i0, i1, i2, i3], 0)
+//	        _net.max_pool#2/x.1.grad[i0, i1, i2, i3] += where(0 < net.max_pool#2/x[i0, i1, i2, i3], net.max_pool#2/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad (the copy elided: net.conv2d_valid#2/y.grad reads _net.max_pool#2/x.1.grad)
 //
@@ -6150,12 +6126,12 @@ var ocannlLeNetTrainLossPart2Records rt.Records[ocannlLeNetTrainLossPart2]
 //	          for i5 in 0..1:
 //	            net.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.max_pool#1/y.argmax@4[i0, i1, i2, i3], net.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+//	# backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
 //	    for i2 in 0..11:
 //	      for i3 in 0..3:
-//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.max_pool#1/x.1[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.max_pool#1/x[i0, i1, i2, i3], net.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad (the copy elided: net.conv2d_valid#1/y.grad reads _net.max_pool#1/x.1.grad)
 //
@@ -6208,26 +6184,19 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	rec.pNetConv2dValid1Kernel = pNetConv2dValid1Kernel
 	rec.scratch = scratch
 
-	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
+	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1, with _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias fused
 	// 4 parts of i0 on the pool.
 	rec2 := ocannlLeNetBackwardPart1Records.Get()
 	rec2.pNetConv2dValid1Bias = pNetConv2dValid1Bias
 	rec2.scratch = scratch
 
-	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
-	// 4 parts of i0 on the pool.
-	rec3 := ocannlLeNetBackwardPart2Records.Get()
-	rec3.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec, rec2, rec3)
+	region.RunSeq(4, rec, rec2)
 	*rec = ocannlLeNetBackwardPart0{}
 	ocannlLeNetBackwardPart0Records.Put(rec)
 	*rec2 = ocannlLeNetBackwardPart1{}
 	ocannlLeNetBackwardPart1Records.Put(rec2)
-	*rec3 = ocannlLeNetBackwardPart2{}
-	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
 	// float64 pointwise kernel over 576 elements (c = -Inf): AVX512, AVX2.
@@ -6236,22 +6205,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
-		for j4 := range 4 {
-			for j5 := range 6 {
-				for j6 := range 6 {
-					for j7 := range 4 {
-						scratch.net_max_pool_1_y[j4][j5][j6][j7] = math.Inf(-1)
+		for j3 := range 4 {
+			for j4 := range 6 {
+				for j5 := range 6 {
+					for j6 := range 4 {
+						scratch.net_max_pool_1_y[j3][j4][j5][j6] = math.Inf(-1)
 					}
 				}
 			}
 		}
 	}
 	// 4 parts of i0 on the pool.
-	rec4 := ocannlLeNetBackwardPart3Records.Get()
-	rec4.scratch = scratch
-	region.Run(rec4, 4)
-	*rec4 = ocannlLeNetBackwardPart3{}
-	ocannlLeNetBackwardPart3Records.Put(rec4)
+	rec3 := ocannlLeNetBackwardPart2Records.Get()
+	rec3.scratch = scratch
+	region.Run(rec3, 4)
+	*rec3 = ocannlLeNetBackwardPart2{}
+	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel
 	// float64 dot kernel M=4 N=6 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
@@ -6290,44 +6259,24 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias
-	// float64 pointwise kernel over 64 rows of 6 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1, with _net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias fused
+	// float64 pointwise kernel over 64 rows of 6 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX512(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
+		ocannlMap3AVX2(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_conv2d_valid_2_y[0][0][0][0], &pNetConv2dValid2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_conv2d_valid_2_yRow := &scratch.net_conv2d_valid_2_y[i0][i1][i2]
-					net_max_pool_2_x_1Row := &scratch.net_max_pool_2_x_1[i0][i1][i2]
-					for i3 := range 6 {
-						net_max_pool_2_x_1Row[i3] = net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1
-	// float64 pointwise kernel over 384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_max_pool_2_x_1Row2 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
 					net_max_pool_2_xRow := &scratch.net_max_pool_2_x[i0][i1][i2]
 					for i3 := range 6 {
-						r6 := net_max_pool_2_x_1Row2[i3]
-						if !(r6 > 0) {
-							r6 = 0
+						r5 := net_conv2d_valid_2_yRow[i3] + pNetConv2dValid2Bias[i3]
+						if !(r5 > 0) {
+							r5 = 0
 						}
-						net_max_pool_2_xRow[i3] = r6
+						net_max_pool_2_xRow[i3] = r5
 					}
 				}
 			}
@@ -6343,11 +6292,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1
-	for j9 := range 4 {
-		for j10 := range 2 {
-			for j11 := range 2 {
-				for j12 := range 6 {
-					scratch.net_max_pool_2_y[j9][j10][j11][j12] = math.Inf(-1)
+	for j8 := range 4 {
+		for j9 := range 2 {
+			for j10 := range 2 {
+				for j11 := range 6 {
+					scratch.net_max_pool_2_y[j8][j9][j10][j11] = math.Inf(-1)
 				}
 			}
 		}
@@ -6413,25 +6362,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b
+	// net.dense#1/x = pointwise relu of _net.dense#1/x.2, with _net.dense#1/x.2 = pointwise "+" of _net.dense#1/x.1, net.dense#2.b fused
 	for i0 := range 4 {
 		net_dense_1_x_1Row := &scratch.net_dense_1_x_1[i0]
-		net_dense_1_x_2Row := &scratch.net_dense_1_x_2[i0]
-		for i1 := range 16 {
-			net_dense_1_x_2Row[i1] = net_dense_1_x_1Row[i1] + pNetDense2B[i1]
-		}
-	}
-
-	// net.dense#1/x = pointwise relu of _net.dense#1/x.2
-	for i0 := range 4 {
-		net_dense_1_x_2Row2 := &scratch.net_dense_1_x_2[i0]
 		net_dense_1_xRow := &scratch.net_dense_1_x[i0]
 		for i1 := range 16 {
-			r7 := net_dense_1_x_2Row2[i1]
-			if !(r7 > 0) {
-				r7 = 0
+			r6 := net_dense_1_x_1Row[i1] + pNetDense2B[i1]
+			if !(r6 > 0) {
+				r6 = 0
 			}
-			net_dense_1_xRow[i1] = r7
+			net_dense_1_xRow[i1] = r6
 		}
 	}
 
@@ -6456,25 +6396,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
+	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
 	for i0 := range 4 {
 		net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0]
-		net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0]
-		for i1 := range 12 {
-			net_linear_1_x_2Row[i1] = net_linear_1_x_1Row[i1] + pNetDense1B[i1]
-		}
-	}
-
-	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	for i0 := range 4 {
-		net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0]
 		net_linear_1_xRow := &scratch.net_linear_1_x[i0]
 		for i1 := range 12 {
-			r8 := net_linear_1_x_2Row2[i1]
-			if !(r8 > 0) {
-				r8 = 0
+			r7 := net_linear_1_x_1Row[i1] + pNetDense1B[i1]
+			if !(r7 > 0) {
+				r7 = 0
 			}
-			net_linear_1_xRow[i1] = r8
+			net_linear_1_xRow[i1] = r7
 		}
 	}
 
@@ -6601,11 +6532,9 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	*gNetLinear1W = [36]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [4][3]float64{}
-	scratch.train_1_grad = [4][3]float64{}
 	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
@@ -6617,22 +6546,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	// backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -6652,22 +6572,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -6683,8 +6594,8 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@18 = 3 (no winner yet)
-	for j13 := range 4 {
-		scratch.train_cross_entropy_1_m_argmax_18[j13][0] = 3
+	for j12 := range 4 {
+		scratch.train_cross_entropy_1_m_argmax_18[j12][0] = 3
 	}
 
 	// backprop of op 18 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@18
@@ -6694,15 +6605,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 		acc13 := scratch.train_cross_entropy_1_m_argmax_18[i0][0]
 		for i1 := range 3 {
-			var r9 float64
+			var r8 float64
 			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r9 = 1
+				r8 = 1
 			}
-			r10 := float64(3)
-			if r9 != 0 {
-				r10 = scratch.ordinals_1[i1]
+			r9 := float64(3)
+			if r8 != 0 {
+				r9 = scratch.ordinals_1[i1]
 			}
-			acc13 = min(acc13, r10)
+			acc13 = min(acc13, r9)
 		}
 		scratch.train_cross_entropy_1_m_argmax_18[i0][0] = acc13
 	}
@@ -6713,15 +6624,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 		train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			var r11 float64
+			var r10 float64
 			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_18V {
-				r11 = 1
+				r10 = 1
 			}
-			r12 := float64(0)
-			if r11 != 0 {
-				r12 = train_cross_entropy_1_m_gradV
+			r11 := float64(0)
+			if r10 != 0 {
+				r11 = train_cross_entropy_1_m_gradV
 			}
-			train_cross_entropy_1_logp_gradRow5[i1] += r12
+			train_cross_entropy_1_logp_gradRow5[i1] += r11
 		}
 	}
 
@@ -6793,21 +6704,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
+	// backprop of op 15 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.linear#1/x.2.grad
 	for i0 := range 4 {
-		net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0]
+		net_linear_1_xRow4 := &scratch.net_linear_1_x[i0]
 		net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0]
 		net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0]
 		for i1 := range 12 {
-			var r13 float64
-			if 0 < net_linear_1_x_2Row3[i1] {
-				r13 = 1
+			var r12 float64
+			if 0 < net_linear_1_xRow4[i1] {
+				r12 = 1
 			}
-			r14 := float64(0)
-			if r13 != 0 {
-				r14 = net_linear_1_x_gradRow2[i1]
+			r13 := float64(0)
+			if r12 != 0 {
+				r13 = net_linear_1_x_gradRow2[i1]
 			}
-			net_linear_1_x_2_gradRow[i1] += r14
+			net_linear_1_x_2_gradRow[i1] += r13
 		}
 	}
 
@@ -6885,21 +6796,21 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.dense#1/x.2.grad
+	// backprop of op 12 (net.dense#1/x = pointwise relu of _net.dense#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.dense#1/x.2.grad
 	for i0 := range 4 {
-		net_dense_1_x_2Row3 := &scratch.net_dense_1_x_2[i0]
+		net_dense_1_xRow4 := &scratch.net_dense_1_x[i0]
 		net_dense_1_x_gradRow2 := &scratch.net_dense_1_x_grad[i0]
 		net_dense_1_x_2_gradRow := &scratch.net_dense_1_x_2_grad[i0]
 		for i1 := range 16 {
-			var r15 float64
-			if 0 < net_dense_1_x_2Row3[i1] {
-				r15 = 1
+			var r14 float64
+			if 0 < net_dense_1_xRow4[i1] {
+				r14 = 1
 			}
-			r16 := float64(0)
-			if r15 != 0 {
-				r16 = net_dense_1_x_gradRow2[i1]
+			r15 := float64(0)
+			if r14 != 0 {
+				r15 = net_dense_1_x_gradRow2[i1]
 			}
-			net_dense_1_x_2_gradRow[i1] += r16
+			net_dense_1_x_2_gradRow[i1] += r15
 		}
 	}
 
@@ -6974,11 +6885,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): net.max_pool#2/y.argmax@9 = 4 (no winner yet)
-	for j14 := range 4 {
-		for j15 := range 2 {
-			for j16 := range 2 {
-				for j17 := range 6 {
-					scratch.net_max_pool_2_y_argmax_9[j14][j15][j16][j17] = 4
+	for j13 := range 4 {
+		for j14 := range 2 {
+			for j15 := range 2 {
+				for j16 := range 6 {
+					scratch.net_max_pool_2_y_argmax_9[j13][j14][j15][j16] = 4
 				}
 			}
 		}
@@ -6989,13 +6900,13 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	if ocannlAVX512 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap9AVX512(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+				ocannlMap5AVX512(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap9AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+				ocannlMap5AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
 			}
 		}
 	} else {
@@ -7014,24 +6925,24 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						ordinals_2V2 := scratch.ordinals_2[i4][1]
 						for i3 := range 6 {
 							acc19 := net_max_pool_2_y_argmax_9Row[i3]
-							var r17 float64
+							var r16 float64
 							if (net_max_pool_2_xRow4[i3] + net_max_pool_2_y_1V3) == net_max_pool_2_yRow4[i3] {
-								r17 = 1
+								r16 = 1
 							}
-							r18 := float64(4)
-							if r17 != 0 {
-								r18 = ordinals_2V
+							r17 := float64(4)
+							if r16 != 0 {
+								r17 = ordinals_2V
 							}
-							acc19 = min(acc19, r18)
-							var r19 float64
+							acc19 = min(acc19, r17)
+							var r18 float64
 							if (net_max_pool_2_xRow5[i3] + net_max_pool_2_y_1V4) == net_max_pool_2_yRow4[i3] {
-								r19 = 1
+								r18 = 1
 							}
-							r20 := float64(4)
-							if r19 != 0 {
-								r20 = ordinals_2V2
+							r19 := float64(4)
+							if r18 != 0 {
+								r19 = ordinals_2V2
 							}
-							acc19 = min(acc19, r20)
+							acc19 = min(acc19, r19)
 							net_max_pool_2_y_argmax_9Row[i3] = acc19
 						}
 					}
@@ -7051,15 +6962,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						ordinals_2Row := &scratch.ordinals_2[i4]
 						net_max_pool_2_x_gradRow := &scratch.net_max_pool_2_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r21 float64
+							var r20 float64
 							if ordinals_2Row[i5] == net_max_pool_2_y_argmax_9V {
-								r21 = 1
+								r20 = 1
 							}
-							r22 := float64(0)
-							if r21 != 0 {
-								r22 = net_max_pool_2_y_gradV
+							r21 := float64(0)
+							if r20 != 0 {
+								r21 = net_max_pool_2_y_gradV
 							}
-							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r22
+							net_max_pool_2_x_gradRow[2*i2+i5][i3] += r21
 						}
 					}
 				}
@@ -7067,30 +6978,30 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
+	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#2/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap6AVX512(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+		ocannlMap6AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_2_x_1_grad = [4][4][4][6]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_max_pool_2_x_1Row3 := &scratch.net_max_pool_2_x_1[i0][i1][i2]
+					net_max_pool_2_xRow6 := &scratch.net_max_pool_2_x[i0][i1][i2]
 					net_max_pool_2_x_gradRow2 := &scratch.net_max_pool_2_x_grad[i0][i1][i2]
 					net_max_pool_2_x_1_gradRow := &scratch.net_max_pool_2_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
-						var r23 float64
-						if 0 < net_max_pool_2_x_1Row3[i3] {
-							r23 = 1
+						var r22 float64
+						if 0 < net_max_pool_2_xRow6[i3] {
+							r22 = 1
 						}
-						r24 := float64(0)
-						if r23 != 0 {
-							r24 = net_max_pool_2_x_gradRow2[i3]
+						r23 := float64(0)
+						if r22 != 0 {
+							r23 = net_max_pool_2_x_gradRow2[i3]
 						}
-						net_max_pool_2_x_1_gradRow[i3] += r24
+						net_max_pool_2_x_1_gradRow[i3] += r23
 					}
 				}
 			}
@@ -7125,27 +7036,27 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g1 =+ g * v2; g1 is net.max_pool#1/y.grad
 	// 4 parts of i0 on the pool.
-	rec5 := ocannlLeNetBackwardPart4Records.Get()
-	rec5.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
-	rec5.scratch = scratch
-	region.Run(rec5, 4)
-	*rec5 = ocannlLeNetBackwardPart4{}
-	ocannlLeNetBackwardPart4Records.Put(rec5)
+	rec4 := ocannlLeNetBackwardPart3Records.Get()
+	rec4.pNetConv2dValid2Kernel = pNetConv2dValid2Kernel
+	rec4.scratch = scratch
+	region.Run(rec4, 4)
+	*rec4 = ocannlLeNetBackwardPart3{}
+	ocannlLeNetBackwardPart3Records.Put(rec4)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
 	// float64 pointwise kernel over 576 elements (c = 4): AVX512, AVX2.
 
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap7AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+		ocannlMap7AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
-		for j20 := range 4 {
-			for j21 := range 6 {
-				for j22 := range 6 {
-					for j23 := range 4 {
-						scratch.net_max_pool_1_y_argmax_4[j20][j21][j22][j23] = 4
+		for j19 := range 4 {
+			for j20 := range 6 {
+				for j21 := range 6 {
+					for j22 := range 4 {
+						scratch.net_max_pool_1_y_argmax_4[j19][j20][j21][j22] = 4
 					}
 				}
 			}
@@ -7154,22 +7065,22 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 5 (net.conv2d_valid#2/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2d_valid#2.kernel): g2 =+ v1 * g; g2 is net.conv2d_valid#2.kernel.grad
 	// 6 parts of i3 on the pool.
-	rec6 := ocannlLeNetBackwardPart5Records.Get()
-	rec6.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
-	rec6.scratch = scratch
+	rec5 := ocannlLeNetBackwardPart4Records.Get()
+	rec5.gNetConv2dValid2Kernel = gNetConv2dValid2Kernel
+	rec5.scratch = scratch
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
 	// 6 parts of i1 on the pool.
-	rec7 := ocannlLeNetBackwardPart6Records.Get()
-	rec7.scratch = scratch
+	rec6 := ocannlLeNetBackwardPart5Records.Get()
+	rec6.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec6, rec7)
+	region.RunSeq(6, rec5, rec6)
+	*rec5 = ocannlLeNetBackwardPart4{}
+	ocannlLeNetBackwardPart4Records.Put(rec5)
 	*rec6 = ocannlLeNetBackwardPart5{}
 	ocannlLeNetBackwardPart5Records.Put(rec6)
-	*rec7 = ocannlLeNetBackwardPart6{}
-	ocannlLeNetBackwardPart6Records.Put(rec7)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
 	for i0 := range 4 {
@@ -7182,15 +7093,15 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 						ordinals_2Row2 := &scratch.ordinals_2[i4]
 						net_max_pool_1_x_gradRow := &scratch.net_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r32 float64
+							var r31 float64
 							if ordinals_2Row2[i5] == net_max_pool_1_y_argmax_4V {
-								r32 = 1
+								r31 = 1
 							}
-							r33 := float64(0)
-							if r32 != 0 {
-								r33 = net_max_pool_1_y_gradV
+							r32 := float64(0)
+							if r31 != 0 {
+								r32 = net_max_pool_1_y_gradV
 							}
-							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r33
+							net_max_pool_1_x_gradRow[2*i2+i5][i3] += r32
 						}
 					}
 				}
@@ -7198,30 +7109,30 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 		}
 	}
 
-	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
+	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap13AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap9AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap9AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 12 {
 				for i2 := range 12 {
-					net_max_pool_1_x_1Row3 := &scratch.net_max_pool_1_x_1[i0][i1][i2]
+					net_max_pool_1_xRow6 := &scratch.net_max_pool_1_x[i0][i1][i2]
 					net_max_pool_1_x_gradRow2 := &scratch.net_max_pool_1_x_grad[i0][i1][i2]
 					net_max_pool_1_x_1_gradRow := &scratch.net_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r34 float64
-						if 0 < net_max_pool_1_x_1Row3[i3] {
-							r34 = 1
+						var r33 float64
+						if 0 < net_max_pool_1_xRow6[i3] {
+							r33 = 1
 						}
-						r35 := float64(0)
-						if r34 != 0 {
-							r35 = net_max_pool_1_x_gradRow2[i3]
+						r34 := float64(0)
+						if r33 != 0 {
+							r34 = net_max_pool_1_x_gradRow2[i3]
 						}
-						net_max_pool_1_x_1_gradRow[i3] += r35
+						net_max_pool_1_x_1_gradRow[i3] += r34
 					}
 				}
 			}
@@ -7285,20 +7196,16 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlLeNetBackwardScratch struct {
 	net_conv2d_valid_1_y              [4][12][12][4]float64
-	net_max_pool_1_x_1                [4][12][12][4]float64
 	net_max_pool_1_x                  [4][12][12][4]float64
 	net_max_pool_1_y_1                [2][2]float64
 	net_max_pool_1_y                  [4][6][6][4]float64
 	net_conv2d_valid_2_y              [4][4][4][6]float64
-	net_max_pool_2_x_1                [4][4][4][6]float64
 	net_max_pool_2_x                  [4][4][4][6]float64
 	net_max_pool_2_y_1                [2][2]float64
 	net_max_pool_2_y                  [4][2][2][6]float64
 	net_dense_1_x_1                   [4][16]float64
-	net_dense_1_x_2                   [4][16]float64
 	net_dense_1_x                     [4][16]float64
 	net_linear_1_x_1                  [4][12]float64
-	net_linear_1_x_2                  [4][12]float64
 	net_linear_1_x                    [4][12]float64
 	train_cross_entropy_1_logits_1    [4][3]float64
 	train_cross_entropy_1_logits      [4][3]float64
@@ -7319,11 +7226,9 @@ type ocannlLeNetBackwardScratch struct {
 	net_linear_1_x_2_grad             [4][12]float64
 	net_linear_1_x_grad               [4][12]float64
 	train_cross_entropy_1_m_grad      [4][1]float64
-	train_cross_entropy_1_logp_1_grad [4][3]float64
 	train_cross_entropy_1_logp_2_grad [4][1]float64
 	train_cross_entropy_1_logp_3_grad [4][1]float64
 	train_cross_entropy_1_logp_grad   [4][3]float64
-	train_1_grad                      [4][3]float64
 	train_2_grad                      [1]float64
 	ordinals_1                        [3]float64
 	train_cross_entropy_1_m_argmax_18 [4][1]float64
@@ -7374,21 +7279,25 @@ type ocannlLeNetBackwardPart1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 4).
-func (r2 *ocannlLeNetBackwardPart1) Part(j2 int) {
-	pNetConv2dValid1Bias, scratch := r2.pNetConv2dValid1Bias, r2.scratch
-	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlLeNetBackwardPart1) Part(j2 int) {
+	pNetConv2dValid1Bias, scratch := r3.pNetConv2dValid1Bias, r3.scratch
+	// float64 pointwise kernel over 144 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&scratch.net_max_pool_1_x_1[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX512(&scratch.net_max_pool_1_x[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&scratch.net_max_pool_1_x_1[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap0AVX2(&scratch.net_max_pool_1_x[j2][0][0][0], &scratch.net_conv2d_valid_1_y[j2][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 12 {
 				for i2 := range 12 {
 					net_conv2d_valid_1_yRow := &scratch.net_conv2d_valid_1_y[i0+j2][i1][i2]
-					net_max_pool_1_x_1Row := &scratch.net_max_pool_1_x_1[i0+j2][i1][i2]
+					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+j2][i1][i2]
 					for i3 := range 4 {
-						net_max_pool_1_x_1Row[i3] = net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+						r2 := net_conv2d_valid_1_yRow[i3] + pNetConv2dValid1Bias[i3]
+						if !(r2 > 0) {
+							r2 = 0
+						}
+						net_max_pool_1_xRow[i3] = r2
 					}
 				}
 			}
@@ -7405,56 +7314,20 @@ type ocannlLeNetBackwardPart2 struct {
 	scratch *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j3 of the nest (0 <= j3 < 4).
-func (r4 *ocannlLeNetBackwardPart2) Part(j3 int) {
+// Part runs part j7 of the nest (0 <= j7 < 4).
+func (r4 *ocannlLeNetBackwardPart2) Part(j7 int) {
 	scratch := r4.scratch
-	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&scratch.net_max_pool_1_x[j3][0][0][0], &scratch.net_max_pool_1_x_1[j3][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&scratch.net_max_pool_1_x[j3][0][0][0], &scratch.net_max_pool_1_x_1[j3][0][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 12 {
-				for i2 := range 12 {
-					net_max_pool_1_x_1Row2 := &scratch.net_max_pool_1_x_1[i0+j3][i1][i2]
-					net_max_pool_1_xRow := &scratch.net_max_pool_1_x[i0+j3][i1][i2]
-					for i3 := range 4 {
-						r3 := net_max_pool_1_x_1Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_max_pool_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
-var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
-
-// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlLeNetBackwardPart3 struct {
-	scratch *ocannlLeNetBackwardScratch
-}
-
-// Part runs part j8 of the nest (0 <= j8 < 4).
-func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
-	scratch := r5.scratch
 	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
-				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
 			}
 		}
 	} else {
@@ -7462,11 +7335,11 @@ func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
 		for i0 := range 1 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+j8][i1][i2]
+					net_max_pool_1_yRow := &scratch.net_max_pool_1_y[i0+j7][i1][i2]
 					for i4 := range 2 {
-						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+j8][2*i1+i4][2*i2]
+						net_max_pool_1_xRow2 := &scratch.net_max_pool_1_x[i0+j7][2*i1+i4][2*i2]
 						net_max_pool_1_y_1V := scratch.net_max_pool_1_y_1[i4][0]
-						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+j8][2*i1+i4][2*i2+1]
+						net_max_pool_1_xRow3 := &scratch.net_max_pool_1_x[i0+j7][2*i1+i4][2*i2+1]
 						net_max_pool_1_y_1V2 := scratch.net_max_pool_1_y_1[i4][1]
 						for i3 := range 4 {
 							acc2 := net_max_pool_1_yRow[i3]
@@ -7481,26 +7354,26 @@ func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
 	}
 }
 
-// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
-var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
+// ocannlLeNetBackwardPart2Records holds the free ocannlLeNetBackwardPart2 records.
+var ocannlLeNetBackwardPart2Records rt.Records[ocannlLeNetBackwardPart2]
 
-// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
+// ocannlLeNetBackwardPart3 is the task record of a loop nest of ocannlLeNetBackward that runs in 4 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlLeNetBackwardPart4 struct {
+type ocannlLeNetBackwardPart3 struct {
 	pNetConv2dValid2Kernel *[216]float64
 	scratch                *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 4).
-func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
-	pNetConv2dValid2Kernel, scratch := r25.pNetConv2dValid2Kernel, r25.scratch
+// Part runs part j17 of the nest (0 <= j17 < 4).
+func (r24 *ocannlLeNetBackwardPart3) Part(j17 int) {
+	pNetConv2dValid2Kernel, scratch := r24.pNetConv2dValid2Kernel, r24.scratch
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 1 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX512(&scratch.net_max_pool_1_y_grad[i0+j17][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j17][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -7510,7 +7383,7 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
+						ocannlReduce6AVX2(&scratch.net_max_pool_1_y_grad[i0+j17][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[i0+j17][i1][i2][0], &pNetConv2dValid2Kernel[12*i4])
 					}
 				}
 			}
@@ -7520,13 +7393,69 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i3 := range 6 {
-						net_max_pool_2_x_1_gradV := scratch.net_max_pool_2_x_1_grad[i0+j18][i1][i2][i3]
+						net_max_pool_2_x_1_gradV := scratch.net_max_pool_2_x_1_grad[i0+j17][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								pNetConv2dValid2KernelRow2 := (*[4]float64)(pNetConv2dValid2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j18][i1+i4][i2+i5]
+								net_max_pool_1_y_gradRow := &scratch.net_max_pool_1_y_grad[i0+j17][i1+i4][i2+i5]
 								for i6 := range 4 {
 									net_max_pool_1_y_gradRow[i6] += net_max_pool_2_x_1_gradV * pNetConv2dValid2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlLeNetBackwardPart3Records holds the free ocannlLeNetBackwardPart3 records.
+var ocannlLeNetBackwardPart3Records rt.Records[ocannlLeNetBackwardPart3]
+
+// ocannlLeNetBackwardPart4 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlLeNetBackwardPart4 struct {
+	gNetConv2dValid2Kernel *[216]float64
+	scratch                *ocannlLeNetBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 6).
+func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
+	gNetConv2dValid2Kernel, scratch := r25.gNetConv2dValid2Kernel, r25.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j18+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j18])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j18+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j18])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_max_pool_2_x_1_gradV2 := scratch.net_max_pool_2_x_1_grad[i0][i1][i2][i3+j18]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j18+12*i4+4*i5 : 36*i3+36*j18+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_max_pool_2_x_1_gradV2
 								}
 							}
 						}
@@ -7541,50 +7470,66 @@ func (r25 *ocannlLeNetBackwardPart4) Part(j18 int) {
 var ocannlLeNetBackwardPart4Records rt.Records[ocannlLeNetBackwardPart4]
 
 // ocannlLeNetBackwardPart5 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 1 values of i1 (see rt.Pool).
 type ocannlLeNetBackwardPart5 struct {
-	gNetConv2dValid2Kernel *[216]float64
-	scratch                *ocannlLeNetBackwardScratch
+	scratch *ocannlLeNetBackwardScratch
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 6).
-func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
-	gNetConv2dValid2Kernel, scratch := r26.gNetConv2dValid2Kernel, r26.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+// Part runs part j23 of the nest (0 <= j23 < 6).
+func (r30 *ocannlLeNetBackwardPart5) Part(j23 int) {
+	scratch := r30.scratch
+	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce7AVX512(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j19])
-					}
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap8AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j23][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j23+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j23][0][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce7AVX2(&gNetConv2dValid2Kernel[36*i3+36*j19+12*i4], &scratch.net_max_pool_1_y[0][i1+i4][i2][0], &scratch.net_max_pool_2_x_1_grad[0][i1][i2][i3+j19])
-					}
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap8AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j23][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j23+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j23][0][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
 	} else {
+		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
 		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_max_pool_2_x_1_gradV2 := scratch.net_max_pool_2_x_1_grad[i0][i1][i2][i3+j19]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_max_pool_1_yRow3 := &scratch.net_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetConv2dValid2KernelRow := (*[4]float64)(gNetConv2dValid2Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetConv2dValid2KernelRow[i6] += net_max_pool_1_yRow3[i6] * net_max_pool_2_x_1_gradV2
-								}
+			for i1 := range 1 {
+				for i2 := range 6 {
+					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0][i1+j23][i2]
+					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0][i1+j23][i2]
+					for i4 := range 2 {
+						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+2*j23+i4][2*i2]
+						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
+						ordinals_2V3 := scratch.ordinals_2[i4][0]
+						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0][2*i1+2*j23+i4][2*i2+1]
+						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
+						ordinals_2V4 := scratch.ordinals_2[i4][1]
+						for i3 := range 4 {
+							acc21 := net_max_pool_1_y_argmax_4Row[i3]
+							var r26 float64
+							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
+								r26 = 1
 							}
+							r27 := float64(4)
+							if r26 != 0 {
+								r27 = ordinals_2V3
+							}
+							acc21 = min(acc21, r27)
+							var r28 float64
+							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
+								r28 = 1
+							}
+							r29 := float64(4)
+							if r28 != 0 {
+								r29 = ordinals_2V4
+							}
+							acc21 = min(acc21, r29)
+							net_max_pool_1_y_argmax_4Row[i3] = acc21
 						}
 					}
 				}
@@ -7595,78 +7540,6 @@ func (r26 *ocannlLeNetBackwardPart5) Part(j19 int) {
 
 // ocannlLeNetBackwardPart5Records holds the free ocannlLeNetBackwardPart5 records.
 var ocannlLeNetBackwardPart5Records rt.Records[ocannlLeNetBackwardPart5]
-
-// ocannlLeNetBackwardPart6 is the task record of a loop nest of ocannlLeNetBackward that runs in 6 parts, one
-// for each 1 values of i1 (see rt.Pool).
-type ocannlLeNetBackwardPart6 struct {
-	scratch *ocannlLeNetBackwardScratch
-}
-
-// Part runs part j24 of the nest (0 <= j24 < 6).
-func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
-	scratch := r31.scratch
-	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i1 := range 1 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap12AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i1 := range 1 {
-			for i4 := range 2 {
-				for i5 := range 2 {
-					ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
-				}
-			}
-		}
-	} else {
-		// loops reordered to i0, i1, i2, i4, i5, i3 (unit stride innermost); i5 unrolled and jammed into i3.
-		for i0 := range 4 {
-			for i1 := range 1 {
-				for i2 := range 6 {
-					net_max_pool_1_y_argmax_4Row := &scratch.net_max_pool_1_y_argmax_4[i0][i1+j24][i2]
-					net_max_pool_1_yRow4 := &scratch.net_max_pool_1_y[i0][i1+j24][i2]
-					for i4 := range 2 {
-						net_max_pool_1_xRow4 := &scratch.net_max_pool_1_x[i0][2*i1+2*j24+i4][2*i2]
-						net_max_pool_1_y_1V3 := scratch.net_max_pool_1_y_1[i4][0]
-						ordinals_2V3 := scratch.ordinals_2[i4][0]
-						net_max_pool_1_xRow5 := &scratch.net_max_pool_1_x[i0][2*i1+2*j24+i4][2*i2+1]
-						net_max_pool_1_y_1V4 := scratch.net_max_pool_1_y_1[i4][1]
-						ordinals_2V4 := scratch.ordinals_2[i4][1]
-						for i3 := range 4 {
-							acc21 := net_max_pool_1_y_argmax_4Row[i3]
-							var r27 float64
-							if (net_max_pool_1_xRow4[i3] + net_max_pool_1_y_1V3) == net_max_pool_1_yRow4[i3] {
-								r27 = 1
-							}
-							r28 := float64(4)
-							if r27 != 0 {
-								r28 = ordinals_2V3
-							}
-							acc21 = min(acc21, r28)
-							var r29 float64
-							if (net_max_pool_1_xRow5[i3] + net_max_pool_1_y_1V4) == net_max_pool_1_yRow4[i3] {
-								r29 = 1
-							}
-							r30 := float64(4)
-							if r29 != 0 {
-								r30 = ordinals_2V4
-							}
-							acc21 = min(acc21, r30)
-							net_max_pool_1_y_argmax_4Row[i3] = acc21
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlLeNetBackwardPart6Records holds the free ocannlLeNetBackwardPart6 records.
-var ocannlLeNetBackwardPart6Records rt.Records[ocannlLeNetBackwardPart6]
 
 // ocannlLeNetPredict runs a tensor program generated by ocannlgen.
 //
@@ -7872,9 +7745,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// _net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias
 	// float64 pointwise kernel over 144 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX512(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
+		ocannlMap10AVX2(&net_max_pool_1_x_1[0][0][0][0], &net_conv2d_valid_1_y[0][0][0][0], &pNetConv2dValid1Bias[0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -7890,9 +7763,9 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 	// net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1
 	// float64 pointwise kernel over 576 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX512(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
+		ocannlMap11AVX2(&net_max_pool_1_x[0][0][0][0], &net_max_pool_1_x_1[0][0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 12 {
@@ -8527,9 +8400,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&net_vgg_block_2_max_pool_1_x[0][0][0][0], &net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
@@ -8559,9 +8432,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
 			for j4 := range 7 {
@@ -8578,7 +8451,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8586,7 +8459,7 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX2(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -8916,12 +8789,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#2.conv2d#2.kernel: 3,3,2 -> 4 (param, parameter pNetVggBlock2Conv2d2Kernel)
 //	net.vgg_block#2.conv2d#2/y: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_2_y)
 //	net.vgg_block#2.conv2d#2.bias: 4 (param, parameter pNetVggBlock2Conv2d2Bias)
-//	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x_1)
+//	_net.vgg_block#2.conv2d#1/x.1: 2 | 8,8,4 (let, local)
 //	net.vgg_block#2.conv2d#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_x)
 //	net.vgg_block#2.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetVggBlock2Conv2d1Kernel)
 //	net.vgg_block#2.conv2d#1/y: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_conv2d_1_y)
 //	net.vgg_block#2.conv2d#1.bias: 4 (param, parameter pNetVggBlock2Conv2d1Bias)
-//	_net.vgg_block#2.max_pool#1/x.1: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_x_1)
+//	_net.vgg_block#2.max_pool#1/x.1: 2 | 8,8,4 (let, local)
 //	net.vgg_block#2.max_pool#1/x: 2 | 8,8,4 (let, local, in scratch field net_vgg_block_2_max_pool_1_x)
 //	_num.1: 1 (number, constant)
 //	_num.2: 1 (number, constant)
@@ -8930,12 +8803,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	net.vgg_block#1.conv2d#2.kernel: 3,3,4 -> 6 (param, parameter pNetVggBlock1Conv2d2Kernel)
 //	net.vgg_block#1.conv2d#2/y: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_2_y)
 //	net.vgg_block#1.conv2d#2.bias: 6 (param, parameter pNetVggBlock1Conv2d2Bias)
-//	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x_1)
+//	_net.vgg_block#1.conv2d#1/x.1: 2 | 4,4,6 (let, local)
 //	net.vgg_block#1.conv2d#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_x)
 //	net.vgg_block#1.conv2d#1.kernel: 3,3,6 -> 6 (param, parameter pNetVggBlock1Conv2d1Kernel)
 //	net.vgg_block#1.conv2d#1/y: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_conv2d_1_y)
 //	net.vgg_block#1.conv2d#1.bias: 6 (param, parameter pNetVggBlock1Conv2d1Bias)
-//	_net.vgg_block#1.max_pool#1/x.1: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_x_1)
+//	_net.vgg_block#1.max_pool#1/x.1: 2 | 4,4,6 (let, local)
 //	net.vgg_block#1.max_pool#1/x: 2 | 4,4,6 (let, local, in scratch field net_vgg_block_1_max_pool_1_x)
 //	_num.3: 1 (number, constant)
 //	_num.4: 1 (number, constant)
@@ -8984,11 +8857,11 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [2 3] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [2 3] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -9043,18 +8916,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3] = net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#2.bias[i3]
 //
-//	# net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
+//	# net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1, with _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.vgg_block#2.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#2.bias[i3])
 //
 //	# net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel
 //	reset padding of net.vgg_block#2.conv2d#1/x to 0
@@ -9069,18 +8937,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#2.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3] = net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#1.bias[i3]
 //
-//	# net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
+//	# net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3] = relu(_net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3] = relu(net.vgg_block#2.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#2.conv2d#1.bias[i3])
 //
 //	# _net.vgg_block#2.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -9110,18 +8973,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] += net.vgg_block#2.max_pool#1/y[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#2.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3] = net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#2.bias[i3]
 //
-//	# net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1
+//	# net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1, with _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(net.vgg_block#1.conv2d#2/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#2.bias[i3])
 //
 //	# net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel
 //	reset padding of net.vgg_block#1.conv2d#1/x to 0
@@ -9136,18 +8994,13 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	              net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.vgg_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..5:
-//	        _net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3] = net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#1.bias[i3]
 //
-//	# net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1
+//	# net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1, with _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3] = relu(_net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3])
+//	        net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3] = relu(net.vgg_block#1.conv2d#1/y[i0, i1, i2, i3] + net.vgg_block#1.conv2d#1.bias[i3])
 //
 //	# _net.vgg_block#1.max_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -9245,11 +9098,9 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -9263,15 +9114,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	# backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 23 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -9284,15 +9132,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 19 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -9358,12 +9203,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	          for i5 in 0..1:
 //	            net.vgg_block#1.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.vgg_block#1.max_pool#1/y.argmax@15[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
+//	# backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#1.max_pool#1/x.1[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#1.max_pool#1/x[i0, i1, i2, i3], net.vgg_block#1.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 12 (_net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#1/y.grad (the copy elided: net.vgg_block#1.conv2d#1/y.grad reads _net.vgg_block#1.max_pool#1/x.1.grad)
 //
@@ -9395,13 +9240,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	            for i6 in 0..5:
 //	              net.vgg_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#1.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+//	# backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+//	reset padding of net.vgg_block#1.conv2d#1/x to 0
 //	reset padding of net.vgg_block#1.conv2d#1/x.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..5:
-//	        _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#1.conv2d#1/x.1[i0, i1, i2, i3], net.vgg_block#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.vgg_block#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.vgg_block#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#1.conv2d#2/y.grad (the copy elided: net.vgg_block#1.conv2d#2/y.grad reads _net.vgg_block#1.conv2d#1/x.1.grad)
 //
@@ -9456,12 +9302,12 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	          for i5 in 0..1:
 //	            net.vgg_block#2.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.2[i4, i5] == net.vgg_block#2.max_pool#1/y.argmax@7[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/y.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
-//	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
+//	# backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#2.max_pool#1/x.1[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#2.max_pool#1/x[i0, i1, i2, i3], net.vgg_block#2.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad (the copy elided: net.vgg_block#2.conv2d#1/y.grad reads _net.vgg_block#2.max_pool#1/x.1.grad)
 //
@@ -9493,13 +9339,14 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 //	            for i6 in 0..3:
 //	              net.vgg_block#2.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.vgg_block#2.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * _net.vgg_block#2.max_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
+//	# backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
+//	reset padding of net.vgg_block#2.conv2d#1/x to 0
 //	reset padding of net.vgg_block#2.conv2d#1/x.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.vgg_block#2.conv2d#1/x.1[i0, i1, i2, i3], net.vgg_block#2.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.vgg_block#2.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.vgg_block#2.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.vgg_block#2.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad (the copy elided: net.vgg_block#2.conv2d#2/y.grad reads _net.vgg_block#2.conv2d#1/x.1.grad)
 //
@@ -9613,49 +9460,18 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_2_y[0][0][0][0], &pNetVggBlock2Conv2d2Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_2_yRow := &scratch.net_vgg_block_2_conv2d_2_y[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_x_1Row := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_conv2d_1_x_1Row[i3] = net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1, with _net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias fused
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				net_vgg_block_2_conv2d_2_yRow := &scratch.net_vgg_block_2_conv2d_2_y[i0][i1][i2]
+				net_vgg_block_2_conv2d_1_xRow := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_vgg_block_2_conv2d_2_yRow[i3] + pNetVggBlock2Conv2d2Bias[i3]
+					if !(r > 0) {
+						r = 0
 					}
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1
-	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row2 := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
-					net_vgg_block_2_conv2d_1_xRow := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
-					for i3 := range 4 {
-						r := net_vgg_block_2_conv2d_1_x_1Row2[i3]
-						if !(r > 0) {
-							r = 0
-						}
-						net_vgg_block_2_conv2d_1_xRow[i3] = r
-					}
+					net_vgg_block_2_conv2d_1_xRow[i3] = r
 				}
 			}
 		}
@@ -9698,40 +9514,20 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1, with _net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias fused
+	// float64 pointwise kernel over 128 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
+		ocannlMap12AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_y[0][0][0][0], &pNetVggBlock2Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					net_vgg_block_2_conv2d_1_yRow := &scratch.net_vgg_block_2_conv2d_1_y[i0][i1][i2]
-					net_vgg_block_2_max_pool_1_x_1Row := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_vgg_block_2_max_pool_1_x_1Row[i3] = net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1
-	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap19AVX512(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap19AVX2(&scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row2 := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_xRow := &scratch.net_vgg_block_2_max_pool_1_x[i0][i1][i2]
 					for i3 := range 4 {
-						r2 := net_vgg_block_2_max_pool_1_x_1Row2[i3]
+						r2 := net_vgg_block_2_conv2d_1_yRow[i3] + pNetVggBlock2Conv2d1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -9753,9 +9549,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
 	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+		ocannlMap13AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
 			for j18 := range 7 {
@@ -9772,7 +9568,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -9780,7 +9576,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+					ocannlMap14AVX2(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
 				}
 			}
 		}
@@ -9876,27 +9672,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias
+	// net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1, with _net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_2_yRow := &scratch.net_vgg_block_1_conv2d_2_y[i0][i1][i2]
-				net_vgg_block_1_conv2d_1_x_1Row := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_conv2d_1_x_1Row[i3] = net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_conv2d_1_x_1Row2 := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
 				net_vgg_block_1_conv2d_1_xRow := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 6 {
-					r3 := net_vgg_block_1_conv2d_1_x_1Row2[i3]
+					r3 := net_vgg_block_1_conv2d_2_yRow[i3] + pNetVggBlock1Conv2d2Bias[i3]
 					if !(r3 > 0) {
 						r3 = 0
 					}
@@ -9943,27 +9726,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias
+	// net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1, with _net.vgg_block#1.max_pool#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#1/y, net.vgg_block#1.conv2d#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_vgg_block_1_conv2d_1_yRow := &scratch.net_vgg_block_1_conv2d_1_y[i0][i1][i2]
-				net_vgg_block_1_max_pool_1_x_1Row := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 6 {
-					net_vgg_block_1_max_pool_1_x_1Row[i3] = net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row2 := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_xRow := &scratch.net_vgg_block_1_max_pool_1_x[i0][i1][i2]
 				for i3 := range 6 {
-					r4 := net_vgg_block_1_max_pool_1_x_1Row2[i3]
+					r4 := net_vgg_block_1_conv2d_1_yRow[i3] + pNetVggBlock1Conv2d1Bias[i3]
 					if !(r4 > 0) {
 						r4 = 0
 					}
@@ -10143,11 +9913,9 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	*gNetLinear1W = [72]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [2][3]float64{}
-	scratch.train_1_grad = [2][3]float64{}
 	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
@@ -10159,22 +9927,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	// backprop of op 26 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 25 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 24 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -10194,22 +9953,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 21 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 20 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -10411,16 +10161,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
+	// backprop of op 13 (net.vgg_block#1.max_pool#1/x = pointwise relu of _net.vgg_block#1.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.max_pool#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_vgg_block_1_max_pool_1_x_1Row3 := &scratch.net_vgg_block_1_max_pool_1_x_1[i0][i1][i2]
+				net_vgg_block_1_max_pool_1_xRow6 := &scratch.net_vgg_block_1_max_pool_1_x[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_1_max_pool_1_x_grad[i0][i1][i2]
 				net_vgg_block_1_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_1_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 6 {
 					var r15 float64
-					if 0 < net_vgg_block_1_max_pool_1_x_1Row3[i3] {
+					if 0 < net_vgg_block_1_max_pool_1_xRow6[i3] {
 						r15 = 1
 					}
 					r16 := float64(0)
@@ -10468,8 +10218,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	*rec = ocannlVGGBackwardPart0{}
 	ocannlVGGBackwardPart0Records.Put(rec)
 
-	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
+	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
+	// 6 parts of i3 on the pool.
+	rec2 := ocannlVGGBackwardPart1Records.Get()
+	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
+	rec2.scratch = scratch
+	region.Run(rec2, 6)
+	*rec2 = ocannlVGGBackwardPart1{}
+	ocannlVGGBackwardPart1Records.Put(rec2)
 
+	// backprop of op 10 (net.vgg_block#1.conv2d#1/x = pointwise relu of _net.vgg_block#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#1.conv2d#1/x.1.grad
 	for j46 := range 2 {
 		for j47 := range 7 {
 			for j48 := range 6 {
@@ -10477,7 +10235,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	for j49 := range 2 {
 		for j50 := 5; j50 < 7; j50++ {
 			for j51 := range 7 {
@@ -10487,7 +10244,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	for j53 := range 2 {
 		for j54 := 1; j54 < 5; j54++ {
 			for j55 := range 6 {
@@ -10495,7 +10251,6 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	for j56 := range 2 {
 		for j57 := 1; j57 < 5; j57++ {
 			for j58 := 5; j58 < 7; j58++ {
@@ -10505,24 +10260,22 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap15AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x[0][1][1][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap15AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x[0][1][1][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_vgg_block_1_conv2d_1_x_1Row3 := &scratch.net_vgg_block_1_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_1_conv2d_1_xRow4 := &scratch.net_vgg_block_1_conv2d_1_x[i0][i1+1][i2+1]
 					net_vgg_block_1_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_1_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_1_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 6 {
 						var r19 float64
-						if 0 < net_vgg_block_1_conv2d_1_x_1Row3[i3] {
+						if 0 < net_vgg_block_1_conv2d_1_xRow4[i3] {
 							r19 = 1
 						}
 						r20 := float64(0)
@@ -10537,9 +10290,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 9 (_net.vgg_block#1.conv2d#1/x.1 = pointwise "+" of net.vgg_block#1.conv2d#2/y, net.vgg_block#1.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#1.conv2d#2.bias.grad
-
 	// float64 across-rows add reduction kernel, 32 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		ocannlReduce15AVX512(&gNetVggBlock1Conv2d2Bias[0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
@@ -10565,9 +10316,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.max_pool#1/y.grad
-
 	// float64 across-rows add reduction kernel, 6 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -10609,67 +10358,89 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
-
-	for j61 := range 2 {
-		for j62 := range 4 {
-			for j63 := range 4 {
-				for j64 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_argmax_7[j61][j62][j63][j64] = 4
+	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 6 {
+					for i4 := range 3 {
+						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 2 {
+			for i2 := range 4 {
+				for i3 := range 6 {
+					for i4 := range 3 {
+						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 6 {
+						net_vgg_block_1_conv2d_1_x_1_gradV2 := scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
+								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_1_x_1_gradV2
+								}
+							}
+						}
+					}
 				}
 			}
 		}
 	}
 
-	// backprop of op 11 (net.vgg_block#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#1.conv2d#1/x, net.vgg_block#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#1.kernel.grad
-	// 6 parts of i3 on the pool.
-	rec2 := ocannlVGGBackwardPart1Records.Get()
-	rec2.gNetVggBlock1Conv2d1Kernel = gNetVggBlock1Conv2d1Kernel
-	rec2.scratch = scratch
-
-	// backprop of op 8 (net.vgg_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.max_pool#1/y, net.vgg_block#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#1.conv2d#2.kernel.grad
-	// 6 parts of i3 on the pool.
-	rec3 := ocannlVGGBackwardPart2Records.Get()
-	rec3.gNetVggBlock1Conv2d2Kernel = gNetVggBlock1Conv2d2Kernel
-	rec3.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec2, rec3)
-	*rec2 = ocannlVGGBackwardPart1{}
-	ocannlVGGBackwardPart1Records.Put(rec2)
-	*rec3 = ocannlVGGBackwardPart2{}
-	ocannlVGGBackwardPart2Records.Put(rec3)
+	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): net.vgg_block#2.max_pool#1/y.argmax@7 = 4 (no winner yet)
+	for j60 := range 2 {
+		for j61 := range 4 {
+			for j62 := range 4 {
+				for j63 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_argmax_7[j60][j61][j62][j63] = 4
+				}
+			}
+		}
+	}
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.vgg_block#2.max_pool#1/y.argmax@7
-	for j65 := range 2 {
-		for j66 := range 7 {
-			for j67 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j65][0][j66][j67] = math.Inf(-1)
+	for j64 := range 2 {
+		for j65 := range 7 {
+			for j66 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j64][0][j65][j66] = math.Inf(-1)
 			}
 		}
 	}
-	for j68 := range 2 {
-		for j69 := 5; j69 < 7; j69++ {
-			for j70 := range 7 {
-				for j71 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j68][j69][j70][j71] = math.Inf(-1)
+	for j67 := range 2 {
+		for j68 := 5; j68 < 7; j68++ {
+			for j69 := range 7 {
+				for j70 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j67][j68][j69][j70] = math.Inf(-1)
 				}
 			}
 		}
 	}
-	for j72 := range 2 {
-		for j73 := 1; j73 < 5; j73++ {
-			for j74 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y[j72][j73][0][j74] = math.Inf(-1)
+	for j71 := range 2 {
+		for j72 := 1; j72 < 5; j72++ {
+			for j73 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y[j71][j72][0][j73] = math.Inf(-1)
 			}
 		}
 	}
-	for j75 := range 2 {
-		for j76 := 1; j76 < 5; j76++ {
-			for j77 := 5; j77 < 7; j77++ {
-				for j78 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y[j75][j76][j77][j78] = math.Inf(-1)
+	for j74 := range 2 {
+		for j75 := 1; j75 < 5; j75++ {
+			for j76 := 5; j76 < 7; j76++ {
+				for j77 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y[j74][j75][j76][j77] = math.Inf(-1)
 				}
 			}
 		}
@@ -10679,7 +10450,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap21AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap16AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -10687,7 +10458,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
-					ocannlMap21AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+					ocannlMap16AVX2(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
 				}
 			}
 		}
@@ -10707,24 +10478,24 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						ordinals_2V4 := scratch.ordinals_2[i4][1]
 						for i3 := range 4 {
 							acc18 := net_vgg_block_2_max_pool_1_y_argmax_7Row[i3]
-							var r22 float64
+							var r21 float64
 							if (net_vgg_block_2_max_pool_1_xRow4[i3] + net_vgg_block_2_max_pool_1_y_1V3) == net_vgg_block_2_max_pool_1_yRow4[i3] {
-								r22 = 1
+								r21 = 1
 							}
-							r23 := float64(4)
-							if r22 != 0 {
-								r23 = ordinals_2V3
+							r22 := float64(4)
+							if r21 != 0 {
+								r22 = ordinals_2V3
 							}
-							acc18 = min(acc18, r23)
-							var r24 float64
+							acc18 = min(acc18, r22)
+							var r23 float64
 							if (net_vgg_block_2_max_pool_1_xRow5[i3] + net_vgg_block_2_max_pool_1_y_1V4) == net_vgg_block_2_max_pool_1_yRow4[i3] {
-								r24 = 1
+								r23 = 1
 							}
-							r25 := float64(4)
-							if r24 != 0 {
-								r25 = ordinals_2V4
+							r24 := float64(4)
+							if r23 != 0 {
+								r24 = ordinals_2V4
 							}
-							acc18 = min(acc18, r25)
+							acc18 = min(acc18, r24)
 							net_vgg_block_2_max_pool_1_y_argmax_7Row[i3] = acc18
 						}
 					}
@@ -10734,34 +10505,34 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 7 (net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.vgg_block#2.max_pool#1/x.grad
-	for j79 := range 2 {
-		for j80 := range 7 {
-			for j81 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j79][0][j80][j81] = 0
+	for j78 := range 2 {
+		for j79 := range 7 {
+			for j80 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j78][0][j79][j80] = 0
 			}
 		}
 	}
-	for j82 := range 2 {
-		for j83 := 5; j83 < 7; j83++ {
-			for j84 := range 7 {
-				for j85 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j82][j83][j84][j85] = 0
+	for j81 := range 2 {
+		for j82 := 5; j82 < 7; j82++ {
+			for j83 := range 7 {
+				for j84 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j81][j82][j83][j84] = 0
 				}
 			}
 		}
 	}
-	for j86 := range 2 {
-		for j87 := 1; j87 < 5; j87++ {
-			for j88 := range 4 {
-				scratch.net_vgg_block_2_max_pool_1_y_grad[j86][j87][0][j88] = 0
+	for j85 := range 2 {
+		for j86 := 1; j86 < 5; j86++ {
+			for j87 := range 4 {
+				scratch.net_vgg_block_2_max_pool_1_y_grad[j85][j86][0][j87] = 0
 			}
 		}
 	}
-	for j89 := range 2 {
-		for j90 := 1; j90 < 5; j90++ {
-			for j91 := 5; j91 < 7; j91++ {
-				for j92 := range 4 {
-					scratch.net_vgg_block_2_max_pool_1_y_grad[j89][j90][j91][j92] = 0
+	for j88 := range 2 {
+		for j89 := 1; j89 < 5; j89++ {
+			for j90 := 5; j90 < 7; j90++ {
+				for j91 := range 4 {
+					scratch.net_vgg_block_2_max_pool_1_y_grad[j88][j89][j90][j91] = 0
 				}
 			}
 		}
@@ -10776,15 +10547,15 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 						ordinals_2Row2 := &scratch.ordinals_2[i4]
 						net_vgg_block_2_max_pool_1_x_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][2*i1+i4]
 						for i5 := range 2 {
-							var r26 float64
+							var r25 float64
 							if ordinals_2Row2[i5] == net_vgg_block_2_max_pool_1_y_argmax_7V {
-								r26 = 1
+								r25 = 1
 							}
-							r27 := float64(0)
-							if r26 != 0 {
-								r27 = net_vgg_block_2_max_pool_1_y_gradV
+							r26 := float64(0)
+							if r25 != 0 {
+								r26 = net_vgg_block_2_max_pool_1_y_gradV
 							}
-							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r27
+							net_vgg_block_2_max_pool_1_x_gradRow[2*i2+i5][i3] += r26
 						}
 					}
 				}
@@ -10792,30 +10563,30 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
+	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_max_pool_1_x_1Row3 := &scratch.net_vgg_block_2_max_pool_1_x_1[i0][i1][i2]
+					net_vgg_block_2_max_pool_1_xRow6 := &scratch.net_vgg_block_2_max_pool_1_x[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_gradRow2 := &scratch.net_vgg_block_2_max_pool_1_x_grad[i0][i1][i2]
 					net_vgg_block_2_max_pool_1_x_1_gradRow := &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r28 float64
-						if 0 < net_vgg_block_2_max_pool_1_x_1Row3[i3] {
-							r28 = 1
+						var r27 float64
+						if 0 < net_vgg_block_2_max_pool_1_xRow6[i3] {
+							r27 = 1
 						}
-						r29 := float64(0)
-						if r28 != 0 {
-							r29 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
+						r28 := float64(0)
+						if r27 != 0 {
+							r28 = net_vgg_block_2_max_pool_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r29
+						net_vgg_block_2_max_pool_1_x_1_gradRow[i3] += r28
 					}
 				}
 			}
@@ -10852,79 +10623,82 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g1 =+ g * v2; g1 is net.vgg_block#2.conv2d#1/x.grad
 	// 2 parts of i0 on the pool.
+	rec3 := ocannlVGGBackwardPart2Records.Get()
+	rec3.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
+	rec3.scratch = scratch
+	region.Run(rec3, 2)
+	*rec3 = ocannlVGGBackwardPart2{}
+	ocannlVGGBackwardPart2Records.Put(rec3)
+
+	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
+	// 4 parts of i3 on the pool.
 	rec4 := ocannlVGGBackwardPart3Records.Get()
-	rec4.pNetVggBlock2Conv2d1Kernel = pNetVggBlock2Conv2d1Kernel
+	rec4.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
 	rec4.scratch = scratch
-	region.Run(rec4, 2)
+	region.Run(rec4, 4)
 	*rec4 = ocannlVGGBackwardPart3{}
 	ocannlVGGBackwardPart3Records.Put(rec4)
 
-	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
-
-	for j95 := range 2 {
-		for j96 := range 11 {
-			for j97 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j95][0][j96][j97] = 0
+	// backprop of op 2 (net.vgg_block#2.conv2d#1/x = pointwise relu of _net.vgg_block#2.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.vgg_block#2.conv2d#1/x.1.grad
+	for j94 := range 2 {
+		for j95 := range 11 {
+			for j96 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j94][0][j95][j96] = 0
 			}
 		}
 	}
-
-	for j98 := range 2 {
-		for j99 := 9; j99 < 11; j99++ {
-			for j100 := range 11 {
-				for j101 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j98][j99][j100][j101] = 0
+	for j97 := range 2 {
+		for j98 := 9; j98 < 11; j98++ {
+			for j99 := range 11 {
+				for j100 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j97][j98][j99][j100] = 0
 				}
 			}
 		}
 	}
-
-	for j102 := range 2 {
-		for j103 := 1; j103 < 9; j103++ {
-			for j104 := range 4 {
-				scratch.net_vgg_block_2_conv2d_1_x_grad[j102][j103][0][j104] = 0
+	for j101 := range 2 {
+		for j102 := 1; j102 < 9; j102++ {
+			for j103 := range 4 {
+				scratch.net_vgg_block_2_conv2d_1_x_grad[j101][j102][0][j103] = 0
 			}
 		}
 	}
-
-	for j105 := range 2 {
-		for j106 := 1; j106 < 9; j106++ {
-			for j107 := 9; j107 < 11; j107++ {
-				for j108 := range 4 {
-					scratch.net_vgg_block_2_conv2d_1_x_grad[j105][j106][j107][j108] = 0
+	for j104 := range 2 {
+		for j105 := 1; j105 < 9; j105++ {
+			for j106 := 9; j106 < 11; j106++ {
+				for j107 := range 4 {
+					scratch.net_vgg_block_2_conv2d_1_x_grad[j104][j105][j106][j107] = 0
 				}
 			}
 		}
 	}
-
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap23AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap23AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+			ocannlMap18AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x[i0][1][1][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_x_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_vgg_block_2_conv2d_1_x_1Row3 := &scratch.net_vgg_block_2_conv2d_1_x_1[i0][i1][i2]
+					net_vgg_block_2_conv2d_1_xRow4 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_gradRow2 := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_vgg_block_2_conv2d_1_x_1_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 4 {
-						var r32 float64
-						if 0 < net_vgg_block_2_conv2d_1_x_1Row3[i3] {
-							r32 = 1
+						var r31 float64
+						if 0 < net_vgg_block_2_conv2d_1_xRow4[i3] {
+							r31 = 1
 						}
-						r33 := float64(0)
-						if r32 != 0 {
-							r33 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
+						r32 := float64(0)
+						if r31 != 0 {
+							r32 = net_vgg_block_2_conv2d_1_x_gradRow2[i3]
 						}
-						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r33
+						net_vgg_block_2_conv2d_1_x_1_gradRow[i3] += r32
 					}
 				}
 			}
@@ -10932,9 +10706,7 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g2 =+ g; g2 is net.vgg_block#2.conv2d#2.bias.grad
-
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		ocannlReduce19AVX512(&gNetVggBlock2Conv2d2Bias[0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
@@ -10961,25 +10733,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// backprop of op 3 (net.vgg_block#2.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.vgg_block#2.conv2d#1/x, net.vgg_block#2.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#1.kernel.grad
-	// 4 parts of i3 on the pool.
-	rec5 := ocannlVGGBackwardPart4Records.Get()
-	rec5.gNetVggBlock2Conv2d1Kernel = gNetVggBlock2Conv2d1Kernel
-	rec5.scratch = scratch
-
 	// backprop of op 0 (net.vgg_block#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.vgg_block#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.vgg_block#2.conv2d#2.kernel.grad
 	// 4 parts of i3 on the pool.
-	rec6 := ocannlVGGBackwardPart5Records.Get()
-	rec6.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
-	rec6.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec5, rec6)
+	rec5 := ocannlVGGBackwardPart4Records.Get()
+	rec5.gNetVggBlock2Conv2d2Kernel = gNetVggBlock2Conv2d2Kernel
+	rec5.scratch = scratch
+	region.Run(rec5, 4)
 	*rec5 = ocannlVGGBackwardPart4{}
 	ocannlVGGBackwardPart4Records.Put(rec5)
-	*rec6 = ocannlVGGBackwardPart5{}
-	ocannlVGGBackwardPart5Records.Put(rec6)
 }
 
 // ocannlVGGBackwardScratch holds the local arrays of ocannlVGGBackward too large for the stack. Their
@@ -10987,18 +10748,14 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 type ocannlVGGBackwardScratch struct {
 	imagesPad                              [2][11][11][2]float64
 	net_vgg_block_2_conv2d_2_y             [2][8][8][4]float64
-	net_vgg_block_2_conv2d_1_x_1           [2][8][8][4]float64
 	net_vgg_block_2_conv2d_1_x             [2][11][11][4]float64
 	net_vgg_block_2_conv2d_1_y             [2][8][8][4]float64
-	net_vgg_block_2_max_pool_1_x_1         [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_x           [2][8][8][4]float64
 	net_vgg_block_2_max_pool_1_y_1         [2][2]float64
 	net_vgg_block_2_max_pool_1_y           [2][7][7][4]float64
 	net_vgg_block_1_conv2d_2_y             [2][4][4][6]float64
-	net_vgg_block_1_conv2d_1_x_1           [2][4][4][6]float64
 	net_vgg_block_1_conv2d_1_x             [2][7][7][6]float64
 	net_vgg_block_1_conv2d_1_y             [2][4][4][6]float64
-	net_vgg_block_1_max_pool_1_x_1         [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_x           [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_y_1         [2][2]float64
 	net_vgg_block_1_max_pool_1_y           [2][2][2][6]float64
@@ -11021,11 +10778,9 @@ type ocannlVGGBackwardScratch struct {
 	net_vgg_block_1_max_pool_1_x_grad      [2][4][4][6]float64
 	net_vgg_block_1_max_pool_1_y_grad      [2][2][2][6]float64
 	train_cross_entropy_1_m_grad           [2][1]float64
-	train_cross_entropy_1_logp_1_grad      [2][3]float64
 	train_cross_entropy_1_logp_2_grad      [2][1]float64
 	train_cross_entropy_1_logp_3_grad      [2][1]float64
 	train_cross_entropy_1_logp_grad        [2][3]float64
-	train_1_grad                           [2][3]float64
 	train_2_grad                           [1]float64
 	ordinals_1                             [3]float64
 	train_cross_entropy_1_m_argmax_18      [2][1]float64
@@ -11146,49 +10901,49 @@ func (r18 *ocannlVGGBackwardPart1) Part(j45 int) {
 // ocannlVGGBackwardPart1Records holds the free ocannlVGGBackwardPart1 records.
 var ocannlVGGBackwardPart1Records rt.Records[ocannlVGGBackwardPart1]
 
-// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 6 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlVGGBackwardPart2 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlVGGBackwardPart2 struct {
-	gNetVggBlock1Conv2d2Kernel *[216]float64
+	pNetVggBlock2Conv2d1Kernel *[144]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j60 of the nest (0 <= j60 < 6).
-func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
-	gNetVggBlock1Conv2d2Kernel, scratch := r21.gNetVggBlock1Conv2d2Kernel, r21.scratch
+// Part runs part j92 of the nest (0 <= j92 < 2).
+func (r29 *ocannlVGGBackwardPart2) Part(j92 int) {
+	pNetVggBlock2Conv2d1Kernel, scratch := r29.pNetVggBlock2Conv2d1Kernel, r29.scratch
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 1 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce18AVX512(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3+j60])
+						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j92][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j92][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 4 {
-				for i3 := range 1 {
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
 					for i4 := range 3 {
-						ocannlReduce18AVX2(&gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4], &scratch.net_vgg_block_2_max_pool_1_y[i0][i4][i2][0], &scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][0][i2][i3+j60])
+						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j92][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j92][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
 					}
 				}
 			}
 		}
 	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_vgg_block_1_conv2d_1_x_1_gradV2 := scratch.net_vgg_block_1_conv2d_1_x_1_grad[i0][i1][i2][i3+j60]
+		for i0 := range 1 {
+			for i1 := range 8 {
+				for i2 := range 8 {
+					for i3 := range 4 {
+						net_vgg_block_2_max_pool_1_x_1_gradV := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j92][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								net_vgg_block_2_max_pool_1_yRow3 := &scratch.net_vgg_block_2_max_pool_1_y[i0][i1+i4][i2+i5]
-								gNetVggBlock1Conv2d2KernelRow := (*[4]float64)(gNetVggBlock1Conv2d2Kernel[36*i3+36*j60+12*i4+4*i5 : 36*i3+36*j60+12*i4+4*i5+4])
+								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j92][i1+i4][i2+i5]
 								for i6 := range 4 {
-									gNetVggBlock1Conv2d2KernelRow[i6] += net_vgg_block_2_max_pool_1_yRow3[i6] * net_vgg_block_1_conv2d_1_x_1_gradV2
+									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_max_pool_1_x_1_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -11202,49 +10957,49 @@ func (r21 *ocannlVGGBackwardPart2) Part(j60 int) {
 // ocannlVGGBackwardPart2Records holds the free ocannlVGGBackwardPart2 records.
 var ocannlVGGBackwardPart2Records rt.Records[ocannlVGGBackwardPart2]
 
-// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 2 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlVGGBackwardPart3 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlVGGBackwardPart3 struct {
-	pNetVggBlock2Conv2d1Kernel *[144]float64
+	gNetVggBlock2Conv2d1Kernel *[144]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 2).
+// Part runs part j93 of the nest (0 <= j93 < 4).
 func (r30 *ocannlVGGBackwardPart3) Part(j93 int) {
-	pNetVggBlock2Conv2d1Kernel, scratch := r30.pNetVggBlock2Conv2d1Kernel, r30.scratch
-	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
+	gNetVggBlock2Conv2d1Kernel, scratch := r30.gNetVggBlock2Conv2d1Kernel, r30.scratch
+	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i0 := range 1 {
-			for i1 := range 8 {
-				for i2 := range 8 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce20AVX512(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j93+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j93])
 					}
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i0 := range 1 {
-			for i1 := range 8 {
-				for i2 := range 8 {
+		for i0 := range 2 {
+			for i2 := range 8 {
+				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce20AVX2(&scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][0], &pNetVggBlock2Conv2d1Kernel[12*i4])
+						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j93+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j93])
 					}
 				}
 			}
 		}
 	} else {
-		for i0 := range 1 {
+		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					for i3 := range 4 {
-						net_vgg_block_2_max_pool_1_x_1_gradV := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0+j93][i1][i2][i3]
+					for i3 := range 1 {
+						net_vgg_block_2_max_pool_1_x_1_gradV2 := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2][i3+j93]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetVggBlock2Conv2d1KernelRow2 := (*[4]float64)(pNetVggBlock2Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
-								net_vgg_block_2_conv2d_1_x_gradRow := &scratch.net_vgg_block_2_conv2d_1_x_grad[i0+j93][i1+i4][i2+i5]
+								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j93+12*i4+4*i5 : 36*i3+36*j93+12*i4+4*i5+4])
 								for i6 := range 4 {
-									net_vgg_block_2_conv2d_1_x_gradRow[i6] += net_vgg_block_2_max_pool_1_x_1_gradV * pNetVggBlock2Conv2d1KernelRow2[i6]
+									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_max_pool_1_x_1_gradV2
 								}
 							}
 						}
@@ -11261,76 +11016,20 @@ var ocannlVGGBackwardPart3Records rt.Records[ocannlVGGBackwardPart3]
 // ocannlVGGBackwardPart4 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
 // for each 1 values of i3 (see rt.Pool).
 type ocannlVGGBackwardPart4 struct {
-	gNetVggBlock2Conv2d1Kernel *[144]float64
-	scratch                    *ocannlVGGBackwardScratch
-}
-
-// Part runs part j94 of the nest (0 <= j94 < 4).
-func (r31 *ocannlVGGBackwardPart4) Part(j94 int) {
-	gNetVggBlock2Conv2d1Kernel, scratch := r31.gNetVggBlock2Conv2d1Kernel, r31.scratch
-	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			for i2 := range 8 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce21AVX512(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j94])
-					}
-				}
-			}
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			for i2 := range 8 {
-				for i3 := range 1 {
-					for i4 := range 3 {
-						ocannlReduce21AVX2(&gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4], &scratch.net_vgg_block_2_conv2d_1_x[i0][i4][i2][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][0][i2][i3+j94])
-					}
-				}
-			}
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					for i3 := range 1 {
-						net_vgg_block_2_max_pool_1_x_1_gradV2 := scratch.net_vgg_block_2_max_pool_1_x_1_grad[i0][i1][i2][i3+j94]
-						for i4 := range 3 {
-							for i5 := range 3 {
-								net_vgg_block_2_conv2d_1_xRow3 := &scratch.net_vgg_block_2_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d1KernelRow := (*[4]float64)(gNetVggBlock2Conv2d1Kernel[36*i3+36*j94+12*i4+4*i5 : 36*i3+36*j94+12*i4+4*i5+4])
-								for i6 := range 4 {
-									gNetVggBlock2Conv2d1KernelRow[i6] += net_vgg_block_2_conv2d_1_xRow3[i6] * net_vgg_block_2_max_pool_1_x_1_gradV2
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlVGGBackwardPart4Records holds the free ocannlVGGBackwardPart4 records.
-var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
-
-// ocannlVGGBackwardPart5 is the task record of a loop nest of ocannlVGGBackward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
-type ocannlVGGBackwardPart5 struct {
 	gNetVggBlock2Conv2d2Kernel *[72]float64
 	scratch                    *ocannlVGGBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 4).
-func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
-	gNetVggBlock2Conv2d2Kernel, scratch := r34.gNetVggBlock2Conv2d2Kernel, r34.scratch
+// Part runs part j108 of the nest (0 <= j108 < 4).
+func (r33 *ocannlVGGBackwardPart4) Part(j108 int) {
+	gNetVggBlock2Conv2d2Kernel, scratch := r33.gNetVggBlock2Conv2d2Kernel, r33.scratch
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j109])
+						ocannlReduce22AVX512(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j108+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j108])
 					}
 				}
 			}
@@ -11340,7 +11039,7 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i2 := range 8 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j109])
+						ocannlReduce22AVX2(&gNetVggBlock2Conv2d2Kernel[18*i3+18*j108+6*i4], &scratch.imagesPad[i0][i4][i2][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][i2][i3+j108])
 					}
 				}
 			}
@@ -11350,11 +11049,11 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 1 {
-						net_vgg_block_2_conv2d_1_x_1_gradV := scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2][i3+j109]
+						net_vgg_block_2_conv2d_1_x_1_gradV := scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][i1][i2][i3+j108]
 						for i4 := range 3 {
 							for i5 := range 3 {
 								imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
-								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j109+6*i4+2*i5 : 18*i3+18*j109+6*i4+2*i5+2])
+								gNetVggBlock2Conv2d2KernelRow := (*[2]float64)(gNetVggBlock2Conv2d2Kernel[18*i3+18*j108+6*i4+2*i5 : 18*i3+18*j108+6*i4+2*i5+2])
 								for i6 := range 2 {
 									gNetVggBlock2Conv2d2KernelRow[i6] += imagesPadRow2[i6] * net_vgg_block_2_conv2d_1_x_1_gradV
 								}
@@ -11367,8 +11066,8 @@ func (r34 *ocannlVGGBackwardPart5) Part(j109 int) {
 	}
 }
 
-// ocannlVGGBackwardPart5Records holds the free ocannlVGGBackwardPart5 records.
-var ocannlVGGBackwardPart5Records rt.Records[ocannlVGGBackwardPart5]
+// ocannlVGGBackwardPart4Records holds the free ocannlVGGBackwardPart4 records.
+var ocannlVGGBackwardPart4Records rt.Records[ocannlVGGBackwardPart4]
 
 // ocannlResNetTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -11504,19 +11203,14 @@ var ocannlVGGBackwardPart5Records rt.Records[ocannlVGGBackwardPart5]
 //	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
 //
 //	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu((net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]))
 //
-//	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
+//	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x, with net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused fused
 //	fill net.global_avg_pool#1/s with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        net.global_avg_pool#1/s[i0, i1] += net.global_avg_pool#1/x[i0, i2, i3, i1]
+//	        net.global_avg_pool#1/s[i0, i1] += relu((net.basic_block#1.conv2d#2/y[i0, i2, i3, i1] + net.basic_block#1.conv2d#2.bias[i1]) + (net.basic_block#1.conv2d#3/y[i0, i2, i3, i1] + net.basic_block#1.conv2d#3.bias[i1]))
 //
 //	# _net.linear#1/x.1 = pointwise "*." of _dim_h.1, _dim_w.1
 //	_net.linear#1/x.1[0] = _dim_h.1[0] * _dim_w.1[0]
@@ -11590,7 +11284,6 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 	var net_basic_block_1_h [2][7][7][8]float64
 	var net_basic_block_1_conv2d_2_y [2][4][4][8]float64
 	var net_basic_block_1_conv2d_3_y [2][4][4][8]float64
-	var net_global_avg_pool_1_x [2][4][4][8]float64
 	var net_global_avg_pool_1_s [2][8]float64
 	var net_linear_1_x_1 [1]float64
 	var net_linear_1_x [2][8]float64
@@ -11776,56 +11469,51 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 		}
 	}
 
-	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
-	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap24AVX512(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&net_global_avg_pool_1_x[0][0][0][0], &net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i1][i2]
-					net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_global_avg_pool_1_xRow := &net_global_avg_pool_1_x[i0][i1][i2]
-					for i3 := range 8 {
-						r3 := (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_global_avg_pool_1_xRow[i3] = r3
-					}
-				}
-			}
-		}
-	}
-
-	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
-	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
+	// net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x, with net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused fused
+	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce24AVX512(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX512(&net_global_avg_pool_1_s[i0][0], &net_basic_block_1_conv2d_2_y[i0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[i0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce24AVX2(&net_global_avg_pool_1_s[i0][0], &net_basic_block_1_conv2d_2_y[i0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &net_basic_block_1_conv2d_3_y[i0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
 		for i0 := range 2 {
 			net_global_avg_pool_1_sRow := &net_global_avg_pool_1_s[i0]
 			for i2 := range 4 {
-				net_global_avg_pool_1_xRow2 := &net_global_avg_pool_1_x[i0][i2][0]
-				net_global_avg_pool_1_xRow3 := &net_global_avg_pool_1_x[i0][i2][1]
-				net_global_avg_pool_1_xRow4 := &net_global_avg_pool_1_x[i0][i2][2]
-				net_global_avg_pool_1_xRow5 := &net_global_avg_pool_1_x[i0][i2][3]
+				net_basic_block_1_conv2d_2_yRow := &net_basic_block_1_conv2d_2_y[i0][i2][0]
+				net_basic_block_1_conv2d_3_yRow := &net_basic_block_1_conv2d_3_y[i0][i2][0]
+				net_basic_block_1_conv2d_2_yRow2 := &net_basic_block_1_conv2d_2_y[i0][i2][1]
+				net_basic_block_1_conv2d_3_yRow2 := &net_basic_block_1_conv2d_3_y[i0][i2][1]
+				net_basic_block_1_conv2d_2_yRow3 := &net_basic_block_1_conv2d_2_y[i0][i2][2]
+				net_basic_block_1_conv2d_3_yRow3 := &net_basic_block_1_conv2d_3_y[i0][i2][2]
+				net_basic_block_1_conv2d_2_yRow4 := &net_basic_block_1_conv2d_2_y[i0][i2][3]
+				net_basic_block_1_conv2d_3_yRow4 := &net_basic_block_1_conv2d_3_y[i0][i2][3]
 				for i1 := range 8 {
 					acc5 := net_global_avg_pool_1_sRow[i1]
-					acc5 += net_global_avg_pool_1_xRow2[i1]
-					acc5 += net_global_avg_pool_1_xRow3[i1]
-					acc5 += net_global_avg_pool_1_xRow4[i1]
-					acc5 += net_global_avg_pool_1_xRow5[i1]
+					r3 := (net_basic_block_1_conv2d_2_yRow[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r3 > 0) {
+						r3 = 0
+					}
+					acc5 += r3
+					r4 := (net_basic_block_1_conv2d_2_yRow2[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow2[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r4 > 0) {
+						r4 = 0
+					}
+					acc5 += r4
+					r5 := (net_basic_block_1_conv2d_2_yRow3[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow3[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r5 > 0) {
+						r5 = 0
+					}
+					acc5 += r5
+					r6 := (net_basic_block_1_conv2d_2_yRow4[i1] + pNetBasicBlock1Conv2d2Bias[i1]) + (net_basic_block_1_conv2d_3_yRow4[i1] + pNetBasicBlock1Conv2d3Bias[i1])
+					if !(r6 > 0) {
+						r6 = 0
+					}
+					acc5 += r6
 					net_global_avg_pool_1_sRow[i1] = acc5
 				}
 			}
@@ -11954,12 +11642,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.conv2d#1.kernel: 3,3,1 -> 4 (param, parameter pNetConv2d1Kernel)
 //	net.conv2d#1/y: 2 | 8,8,4 (let, local, in scratch field net_conv2d_1_y)
 //	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
-//	_net/stem.1: 2 | 8,8,4 (let, local, in scratch field net_stem_1)
+//	_net/stem.1: 2 | 8,8,4 (let, local)
 //	net/stem: 2 | 8,8,4 (let, local, in scratch field net_stem)
 //	net.basic_block#1.conv2d#1.kernel: 3,3,4 -> 8 (param, parameter pNetBasicBlock1Conv2d1Kernel)
 //	net.basic_block#1.conv2d#1/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_1_y)
 //	net.basic_block#1.conv2d#1.bias: 8 (param, parameter pNetBasicBlock1Conv2d1Bias)
-//	_net.basic_block#1/h.1: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_h_1)
+//	_net.basic_block#1/h.1: 2 | 4,4,8 (let, local)
 //	net.basic_block#1/h: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_h)
 //	net.basic_block#1.conv2d#2.kernel: 3,3,8 -> 8 (param, parameter pNetBasicBlock1Conv2d2Kernel)
 //	net.basic_block#1.conv2d#2/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_2_y)
@@ -11969,7 +11657,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.basic_block#1.conv2d#3/y: 2 | 4,4,8 (let, local, in scratch field net_basic_block_1_conv2d_3_y)
 //	net.basic_block#1.conv2d#3.bias: 8 (param, parameter pNetBasicBlock1Conv2d3Bias)
 //	net.basic_block#1/shortcut: 2 | 4,4,8 (let, local)
-//	_net.global_avg_pool#1/x.1: 2 | 4,4,8 (let, local, in scratch field net_global_avg_pool_1_x_1)
+//	_net.global_avg_pool#1/x.1: 2 | 4,4,8 (let, local)
 //	net.global_avg_pool#1/x: 2 | 4,4,8 (let, local, in scratch field net_global_avg_pool_1_x)
 //	net.global_avg_pool#1/s: 2 | 8 (let, local, in scratch field net_global_avg_pool_1_s)
 //	_dim_h.1: 1 (dim, constant)
@@ -12010,7 +11698,7 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	net.basic_block#1.conv2d#3.bias.grad: [8] (let, output parameter gNetBasicBlock1Conv2d3Bias)
 //	net.basic_block#1/shortcut.grad: [2 4 4 8] (let, local)
 //	_net.global_avg_pool#1/x.1.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_1_grad)
-//	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local, in scratch field net_global_avg_pool_1_x_grad)
+//	net.global_avg_pool#1/x.grad: [2 4 4 8] (let, local)
 //	net.global_avg_pool#1/s.grad: [2 8] (let, local, in scratch field net_global_avg_pool_1_s_grad)
 //	net.linear#1/x.grad: [2 8] (let, local, in scratch field net_linear_1_x_grad)
 //	net.linear#1.w.grad: [3 8] (let, output parameter gNetLinear1W)
@@ -12019,11 +11707,11 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	train.cross_entropy#1/logits.grad: [2 3] (let, local)
 //	train.cross_entropy#1/m.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [2 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [2 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [2 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [2 3] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [2 3] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -12062,18 +11750,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	            net.conv2d#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, 0] * net.conv2d#1.kernel[i3, i4, i5, 0]
 //
 //	# _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..7:
-//	      for i3 in 0..3:
-//	        _net/stem.1[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
 //
-//	# net/stem = pointwise relu of _net/stem.1
+//	# net/stem = pointwise relu of _net/stem.1, with _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(_net/stem.1[i0, i1, i2, i3])
+//	        net/stem[i0, i1 + 1, i2 + 1, i3] = relu(net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3])
 //
 //	# net.basic_block#1.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/stem, net.basic_block#1.conv2d#1.kernel
 //	reset padding of net/stem to 0
@@ -12088,18 +11771,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	              net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * net.basic_block#1.conv2d#1.kernel[i3, i4, i5, i6]
 //
 //	# _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.basic_block#1/h.1[i0, i1, i2, i3] = net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#1.bias[i3]
 //
-//	# net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1
+//	# net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1, with _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic_block#1/h.1[i0, i1, i2, i3])
+//	        net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3] = relu(net.basic_block#1.conv2d#1/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#1.bias[i3])
 //
 //	# net.basic_block#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic_block#1/h, net.basic_block#1.conv2d#2.kernel
 //	reset padding of net.basic_block#1/h to 0
@@ -12128,18 +11806,13 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias
 //
 //	# _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1[i0, i1, i2, i3] = (net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3])
 //
-//	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
+//	# net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu(_net.global_avg_pool#1/x.1[i0, i1, i2, i3])
+//	        net.global_avg_pool#1/x[i0, i1, i2, i3] = relu((net.basic_block#1.conv2d#2/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#2.bias[i3]) + (net.basic_block#1.conv2d#3/y[i0, i1, i2, i3] + net.basic_block#1.conv2d#3.bias[i3]))
 //
 //	# net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x
 //	fill net.global_avg_pool#1/s with 0
@@ -12228,17 +11901,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	fill net.basic_block#1.conv2d#3.kernel.grad with 0
 //	fill net.basic_block#1.conv2d#3.bias.grad with 0
 //	fill _net.global_avg_pool#1/x.1.grad with 0
-//	fill net.global_avg_pool#1/x.grad with 0
 //	fill net.global_avg_pool#1/s.grad with 0
 //	fill net.linear#1/x.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -12252,15 +11922,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	# backprop of op 25 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 22 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -12273,15 +11940,12 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 18 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -12327,19 +11991,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	  for i1 in 0..7:
 //	    net.global_avg_pool#1/s.grad[i0, i1] += net.linear#1/x.grad[i0, i1] / _net.linear#1/x.1[0]
 //
-//	# backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..7:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net.global_avg_pool#1/x.grad[i0, i2, i3, i1] += net.global_avg_pool#1/s.grad[i0, i1]
+//	# backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad (the copy elided: net.global_avg_pool#1/x.grad reads net.global_avg_pool#1/s.grad)
 //
-//	# backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
+//	# backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.global_avg_pool#1/x.1[i0, i1, i2, i3], net.global_avg_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.global_avg_pool#1/x[i0, i1, i2, i3], net.global_avg_pool#1/s.grad[i0, i3], 0)
 //
 //	# backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad (the copy elided: net.basic_block#1/main.grad reads _net.global_avg_pool#1/x.1.grad)
 //
@@ -12401,13 +12060,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	            for i6 in 0..7:
 //	              net.basic_block#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net.basic_block#1/h[i0, i1 + i4, i2 + i5, i6] * _net.global_avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
+//	# backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < t), g, 0); g1 is _net.basic_block#1/h.1.grad
+//	reset padding of net.basic_block#1/h to 0
 //	reset padding of net.basic_block#1/h.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..7:
-//	        _net.basic_block#1/h.1.grad[i0, i1, i2, i3] += where(0 < _net.basic_block#1/h.1[i0, i1, i2, i3], net.basic_block#1/h.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.basic_block#1/h.1.grad[i0, i1, i2, i3] += where(0 < net.basic_block#1/h[i0, i1 + 1, i2 + 1, i3], net.basic_block#1/h.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad (the copy elided: net.basic_block#1.conv2d#1/y.grad reads _net.basic_block#1/h.1.grad)
 //
@@ -12439,13 +12099,14 @@ func ocannlResNetTrainLoss(images *[2][8][8][1]float64, labels *[2][3]float64, p
 //	            for i6 in 0..3:
 //	              net.basic_block#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net/stem[i0, 2*i1 + i4, 2*i2 + i5, i6] * _net.basic_block#1/h.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
+//	# backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < t), g, 0); g1 is _net/stem.1.grad
+//	reset padding of net/stem to 0
 //	reset padding of net/stem.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..7:
 //	      for i3 in 0..3:
-//	        _net/stem.1.grad[i0, i1, i2, i3] += where(0 < _net/stem.1[i0, i1, i2, i3], net/stem.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net/stem.1.grad[i0, i1, i2, i3] += where(0 < net/stem[i0, i1 + 1, i2 + 1, i3], net/stem.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad (the copy elided: net.conv2d#1/y.grad reads _net/stem.1.grad)
 //
@@ -12527,49 +12188,18 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
-	// float64 pointwise kernel over 128 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap17AVX512(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&scratch.net_stem_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
-					net_stem_1Row := &scratch.net_stem_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_stem_1Row[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+	// net/stem = pointwise relu of _net/stem.1, with _net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
+	for i0 := range 2 {
+		for i1 := range 8 {
+			for i2 := range 8 {
+				net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
+				net_stemRow := &scratch.net_stem[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					if !(r > 0) {
+						r = 0
 					}
-				}
-			}
-		}
-	}
-
-	// net/stem = pointwise relu of _net/stem.1
-	// float64 pointwise kernel over 8 rows of 32 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		for i0 := range 2 {
-			ocannlMap18AVX512(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
-		}
-	} else if ocannlAVX2 {
-		for i0 := range 2 {
-			ocannlMap18AVX2(&scratch.net_stem[i0][1][1][0], &scratch.net_stem_1[i0][0][0][0])
-		}
-	} else {
-		for i0 := range 2 {
-			for i1 := range 8 {
-				for i2 := range 8 {
-					net_stem_1Row2 := &scratch.net_stem_1[i0][i1][i2]
-					net_stemRow := &scratch.net_stem[i0][i1+1][i2+1]
-					for i3 := range 4 {
-						r := net_stem_1Row2[i3]
-						if !(r > 0) {
-							r = 0
-						}
-						net_stemRow[i3] = r
-					}
+					net_stemRow[i3] = r
 				}
 			}
 		}
@@ -12612,34 +12242,14 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
-	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_1_y[0][0][0][0], &pNetBasicBlock1Conv2d1Bias[0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_block_1_conv2d_1_yRow := &scratch.net_basic_block_1_conv2d_1_y[i0][i1][i2]
-					net_basic_block_1_h_1Row := &scratch.net_basic_block_1_h_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_basic_block_1_h_1Row[i3] = net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1
+	// net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1, with _net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_block_1_h_1Row2 := &scratch.net_basic_block_1_h_1[i0][i1][i2]
+				net_basic_block_1_conv2d_1_yRow := &scratch.net_basic_block_1_conv2d_1_y[i0][i1][i2]
 				net_basic_block_1_hRow := &scratch.net_basic_block_1_h[i0][i1+1][i2+1]
 				for i3 := range 8 {
-					r2 := net_basic_block_1_h_1Row2[i3]
+					r2 := net_basic_block_1_conv2d_1_yRow[i3] + pNetBasicBlock1Conv2d1Bias[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -12723,41 +12333,21 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(add(x0,x1),add(x2,x3))): AVX512, AVX2.
+	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1, with _net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut, with net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias fused, with net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias fused fused
+	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(add(x0,x1),add(x2,x3)))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
+		ocannlMap19AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_basic_block_1_conv2d_2_y[0][0][0][0], &pNetBasicBlock1Conv2d2Bias[0], &scratch.net_basic_block_1_conv2d_3_y[0][0][0][0], &pNetBasicBlock1Conv2d3Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					net_basic_block_1_conv2d_2_yRow := &scratch.net_basic_block_1_conv2d_2_y[i0][i1][i2]
 					net_basic_block_1_conv2d_3_yRow := &scratch.net_basic_block_1_conv2d_3_y[i0][i1][i2]
-					net_global_avg_pool_1_x_1Row := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
-					for i3 := range 8 {
-						net_global_avg_pool_1_x_1Row[i3] = (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
-					}
-				}
-			}
-		}
-	}
-
-	// net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1
-	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row2 := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
 					net_global_avg_pool_1_xRow := &scratch.net_global_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 8 {
-						r3 := net_global_avg_pool_1_x_1Row2[i3]
+						r3 := (net_basic_block_1_conv2d_2_yRow[i3] + pNetBasicBlock1Conv2d2Bias[i3]) + (net_basic_block_1_conv2d_3_yRow[i3] + pNetBasicBlock1Conv2d3Bias[i3])
 						if !(r3 > 0) {
 							r3 = 0
 						}
@@ -12773,11 +12363,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// float64 across-rows add reduction kernel, 16 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce24AVX512(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce25AVX512(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce24AVX2(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
+			ocannlReduce25AVX2(&scratch.net_global_avg_pool_1_s[i0][0], &scratch.net_global_avg_pool_1_x[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -12925,11 +12515,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	*gNetLinear1W = [24]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [2][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [2][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [2][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [2][3]float64{}
-	scratch.train_1_grad = [2][3]float64{}
 	scratch.train_2_grad = [1]float64{}
 
 	// train.grad = 1
@@ -12941,22 +12529,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 25 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 24 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := scratch.train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &scratch.train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 23 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &scratch.train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -12976,22 +12555,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 20 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 19 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -13101,49 +12671,28 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+		ocannlMap20AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
-	} else {
-		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
-		for i0 := range 2 {
-			for i1 := range 8 {
-				net_global_avg_pool_1_s_gradV := scratch.net_global_avg_pool_1_s_grad[i0][i1]
-				for i2 := range 4 {
-					net_global_avg_pool_1_x_gradRow := &scratch.net_global_avg_pool_1_x_grad[i0][i2]
-					for i3 := range 4 {
-						net_global_avg_pool_1_x_gradRow[i3][i1] += net_global_avg_pool_1_s_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap20AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
+			net_global_avg_pool_1_s_gradRow2 := &scratch.net_global_avg_pool_1_s_grad[i0]
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_global_avg_pool_1_x_1Row3 := &scratch.net_global_avg_pool_1_x_1[i0][i1][i2]
-					net_global_avg_pool_1_x_gradRow2 := &scratch.net_global_avg_pool_1_x_grad[i0][i1][i2]
+					net_global_avg_pool_1_xRow6 := &scratch.net_global_avg_pool_1_x[i0][i1][i2]
 					net_global_avg_pool_1_x_1_gradRow := &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r8 float64
-						if 0 < net_global_avg_pool_1_x_1Row3[i3] {
+						if 0 < net_global_avg_pool_1_xRow6[i3] {
 							r8 = 1
 						}
 						r9 := float64(0)
 						if r8 != 0 {
-							r9 = net_global_avg_pool_1_x_gradRow2[i3]
+							r9 = net_global_avg_pool_1_s_gradRow2[i3]
 						}
 						net_global_avg_pool_1_x_1_gradRow[i3] += r9
 					}
@@ -13155,9 +12704,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#3.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX512(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d3Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -13184,7 +12733,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce27AVX512(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -13192,7 +12741,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					ocannlReduce26AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
+					ocannlReduce27AVX2(&scratch.net_stem_grad[i0][2*i1+1][2*i2+1][0], &scratch.net_global_avg_pool_1_x_1_grad[i0][i1][i2][0], &pNetBasicBlock1Conv2d3Kernel[0])
 				}
 			}
 		}
@@ -13244,9 +12793,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX512(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d2Bias[0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -13345,7 +12894,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net.basic_block#1/h.1.grad
+	// backprop of op 5 (net.basic_block#1/h = pointwise relu of _net.basic_block#1/h.1): g1 =+ where((0 < t), g, 0); g1 is _net.basic_block#1/h.1.grad
 	for j14 := range 2 {
 		for j15 := range 7 {
 			for j16 := range 8 {
@@ -13380,20 +12929,20 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap21AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h[0][1][1][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+		ocannlMap21AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h[0][1][1][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
 		for i0 := range 2 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_block_1_h_1Row3 := &scratch.net_basic_block_1_h_1[i0][i1][i2]
+					net_basic_block_1_hRow4 := &scratch.net_basic_block_1_h[i0][i1+1][i2+1]
 					net_basic_block_1_h_gradRow2 := &scratch.net_basic_block_1_h_grad[i0][i1+1][i2+1]
 					net_basic_block_1_h_1_gradRow := &scratch.net_basic_block_1_h_1_grad[i0][i1][i2]
 					for i3 := range 8 {
 						var r10 float64
-						if 0 < net_basic_block_1_h_1Row3[i3] {
+						if 0 < net_basic_block_1_hRow4[i3] {
 							r10 = 1
 						}
 						r11 := float64(0)
@@ -13410,9 +12959,9 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g2 =+ g; g2 is net.basic_block#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce25AVX512(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlReduce26AVX512(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+		ocannlReduce26AVX2(&gNetBasicBlock1Conv2d1Bias[0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -13451,8 +13000,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	*rec2 = ocannlResNetBackwardPart1{}
 	ocannlResNetBackwardPart1Records.Put(rec2)
 
-	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < v1), g, 0); g1 is _net/stem.1.grad
-
+	// backprop of op 2 (net/stem = pointwise relu of _net/stem.1): g1 =+ where((0 < t), g, 0); g1 is _net/stem.1.grad
 	for j30 := range 2 {
 		for j31 := range 11 {
 			for j32 := range 4 {
@@ -13460,7 +13008,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	for j33 := range 2 {
 		for j34 := 9; j34 < 11; j34++ {
 			for j35 := range 11 {
@@ -13470,7 +13017,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	for j37 := range 2 {
 		for j38 := 1; j38 < 9; j38++ {
 			for j39 := range 4 {
@@ -13478,7 +13024,6 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	for j40 := range 2 {
 		for j41 := 1; j41 < 9; j41++ {
 			for j42 := 9; j42 < 11; j42++ {
@@ -13488,28 +13033,26 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-
 	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap23AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem[i0][1][1][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap23AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+			ocannlMap18AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem[i0][1][1][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
 	} else {
 		scratch.net_stem_1_grad = [2][8][8][4]float64{}
 		for i0 := range 2 {
 			for i1 := range 8 {
 				for i2 := range 8 {
-					net_stem_1Row3 := &scratch.net_stem_1[i0][i1][i2]
+					net_stemRow6 := &scratch.net_stem[i0][i1+1][i2+1]
 					net_stem_gradRow3 := &scratch.net_stem_grad[i0][i1+1][i2+1]
 					net_stem_1_gradRow := &scratch.net_stem_1_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r14 float64
-						if 0 < net_stem_1Row3[i3] {
+						if 0 < net_stemRow6[i3] {
 							r14 = 1
 						}
 						r15 := float64(0)
@@ -13524,9 +13067,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
-
 	// float64 across-rows add reduction kernel, 128 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-
 	if ocannlAVX512 {
 		ocannlReduce19AVX512(&gNetConv2d1Bias[0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
@@ -13554,9 +13095,7 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
-
 	// float64 m-vector kernel M=4 N=3x3 K=8x8x2: AVX2 4x9 tile, accumulator sets: 1, sums scattered into C (also on AVX-512 machines).
-
 	if ocannlAVX2 {
 		ocannlGemm17AVX2(&gNetConv2d1Kernel[0], &scratch.net_stem_1_grad[0][0][0][0], &scratch.imagesPad[0][0][0][0])
 	} else {
@@ -13585,14 +13124,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 type ocannlResNetBackwardScratch struct {
 	imagesPad                         [2][11][11][1]float64
 	net_conv2d_1_y                    [2][8][8][4]float64
-	net_stem_1                        [2][8][8][4]float64
 	net_stem                          [2][11][11][4]float64
 	net_basic_block_1_conv2d_1_y      [2][4][4][8]float64
-	net_basic_block_1_h_1             [2][4][4][8]float64
 	net_basic_block_1_h               [2][7][7][8]float64
 	net_basic_block_1_conv2d_2_y      [2][4][4][8]float64
 	net_basic_block_1_conv2d_3_y      [2][4][4][8]float64
-	net_global_avg_pool_1_x_1         [2][4][4][8]float64
 	net_global_avg_pool_1_x           [2][4][4][8]float64
 	net_global_avg_pool_1_s           [2][8]float64
 	net_linear_1_x_1                  [1]float64
@@ -13610,15 +13146,12 @@ type ocannlResNetBackwardScratch struct {
 	net_basic_block_1_h_1_grad        [2][4][4][8]float64
 	net_basic_block_1_h_grad          [2][7][7][8]float64
 	net_global_avg_pool_1_x_1_grad    [2][4][4][8]float64
-	net_global_avg_pool_1_x_grad      [2][4][4][8]float64
 	net_global_avg_pool_1_s_grad      [2][8]float64
 	net_linear_1_x_grad               [2][8]float64
 	train_cross_entropy_1_m_grad      [2][1]float64
-	train_cross_entropy_1_logp_1_grad [2][3]float64
 	train_cross_entropy_1_logp_2_grad [2][1]float64
 	train_cross_entropy_1_logp_3_grad [2][1]float64
 	train_cross_entropy_1_logp_grad   [2][3]float64
-	train_1_grad                      [2][3]float64
 	train_2_grad                      [1]float64
 	ordinals_1                        [3]float64
 	train_cross_entropy_1_m_argmax_17 [2][1]float64
@@ -13640,7 +13173,7 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce28AVX512(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -13650,7 +13183,7 @@ func (r12 *ocannlResNetBackwardPart0) Part(j28 int) {
 			for i1 := range 4 {
 				for i2 := range 4 {
 					for i4 := range 3 {
-						ocannlReduce27AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
+						ocannlReduce28AVX2(&scratch.net_stem_grad[i0+j28][2*i1+i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0+j28][i1][i2][0], &pNetBasicBlock1Conv2d1Kernel[12*i4])
 					}
 				}
 			}
@@ -13696,7 +13229,7 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
+						ocannlReduce29AVX512(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -13706,7 +13239,7 @@ func (r13 *ocannlResNetBackwardPart1) Part(j29 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce28AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
+						ocannlReduce29AVX2(&gNetBasicBlock1Conv2d1Kernel[36*i3+36*j29+12*i4], &scratch.net_stem[i0][i4][2*i2][0], &scratch.net_basic_block_1_h_1_grad[i0][0][i2][i3+j29])
 					}
 				}
 			}
@@ -14150,18 +13683,13 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	            c1/y[i0, i1, i2, i3] += c1/x[i0, i1 + i4, i2 + i5, 0] * c1.kernel[i3, i4, i5, 0]
 //
 //	# _head/x.1 = pointwise "+" of c1/y, c1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _head/x.1[i0, i1, i2, i3] = c1/y[i0, i1, i2, i3] + c1.bias[i3]
 //
-//	# head/x = pointwise relu of _head/x.1
+//	# head/x = pointwise relu of _head/x.1, with _head/x.1 = pointwise "+" of c1/y, c1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        head/x[i0, i1, i2, i3] = relu(_head/x.1[i0, i1, i2, i3])
+//	        head/x[i0, i1, i2, i3] = relu(c1/y[i0, i1, i2, i3] + c1.bias[i3])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -14230,11 +13758,9 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -14248,15 +13774,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	# backprop of op 15 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 14 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 14 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 13 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 12 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -14269,15 +13792,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 10 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 10 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 9 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 8 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -14322,12 +13842,12 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 //	        for i4 in 0..2:
 //	          head/x.grad[i0, i2, i3, i4] += head.w[i1, i2, i3, i4] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _head/x.1.grad
+//	# backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < t), g, 0); g1 is _head/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        _head/x.1.grad[i0, i1, i2, i3] += where(0 < _head/x.1[i0, i1, i2, i3], head/x.grad[i0, i1, i2, i3], 0)
+//	        _head/x.1.grad[i0, i1, i2, i3] += where(0 < head/x[i0, i1, i2, i3], head/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g1 =+ g; g1 is c1/y.grad (the copy elided: c1/y.grad reads _head/x.1.grad)
 //
@@ -14351,7 +13871,6 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var c1_x_1 [2][6][6][1]float64
 	var c1_x [2][9][9][1]float64
 	var c1_y [2][6][6][3]float64
-	var head_x_1 [2][6][6][3]float64
 	var head_x [2][6][6][3]float64
 	var train_cross_entropy_1_logits_1 [2][4]float64
 	var train_cross_entropy_1_logits [2][4]float64
@@ -14366,11 +13885,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	var head_x_1_grad [2][6][6][3]float64
 	var head_x_grad [2][6][6][3]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][4]float64
-	var train_1_grad [2][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -14422,27 +13939,14 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// _head/x.1 = pointwise "+" of c1/y, c1.bias
+	// head/x = pointwise relu of _head/x.1, with _head/x.1 = pointwise "+" of c1/y, c1.bias fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				c1_yRow := &c1_y[i0][i1][i2]
-				head_x_1Row := &head_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					head_x_1Row[i3] = c1_yRow[i3] + pC1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// head/x = pointwise relu of _head/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				head_x_1Row2 := &head_x_1[i0][i1][i2]
 				head_xRow := &head_x[i0][i1][i2]
 				for i3 := range 3 {
-					r := head_x_1Row2[i3]
+					r := c1_yRow[i3] + pC1Bias[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -14573,22 +14077,13 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 15 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 14 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 13 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 13 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -14608,22 +14103,13 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 10 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 9 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -14739,16 +14225,16 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 		}
 	}
 
-	// backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _head/x.1.grad
+	// backprop of op 4 (head/x = pointwise relu of _head/x.1): g1 =+ where((0 < t), g, 0); g1 is _head/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
-				head_x_1Row3 := &head_x_1[i0][i1][i2]
+				head_xRow4 := &head_x[i0][i1][i2]
 				head_x_gradRow2 := &head_x_grad[i0][i1][i2]
 				head_x_1_gradRow := &head_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r6 float64
-					if 0 < head_x_1Row3[i3] {
+					if 0 < head_xRow4[i3] {
 						r6 = 1
 					}
 					r7 := float64(0)
@@ -14764,9 +14250,9 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	// backprop of op 3 (_head/x.1 = pointwise "+" of c1/y, c1.bias): g2 =+ g; g2 is c1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce29AVX512(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+		ocannlReduce30AVX512(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce29AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
+		ocannlReduce30AVX2(&gC1Bias[0], &head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -14969,9 +14455,9 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -15172,9 +14658,9 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	// _classify.1 = compose "*" of head.w, head/x
 	// float64 along-rows add reduction kernel, 4 rows of 108 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce30AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlReduce31AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce30AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlReduce31AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -15347,9 +14833,9 @@ func ocannlNormalizedClassify_rows3(images *[3][6][6][1]float64, pC1Kernel *[27]
 	// head/x = pointwise relu of _head/x.1
 	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+		ocannlMap22AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 6 {
@@ -15704,9 +15190,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -15776,11 +15262,11 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce31AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16010,18 +15496,13 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	            net.separable#1.depthwise#1/y[i0, i1, i2, i3] += net.separable#1/x[i0, i1 + i4, i2 + i5, i3] * net.separable#1.depthwise#1.kernel[i3, i4, i5]
 //
 //	# _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..2:
-//	        _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3] = net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3]
 //
-//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
+//	# net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1, with _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(_net.separable#1.conv2d#1/x.1[i0, i1, i2, i3])
+//	        net.separable#1.conv2d#1/x[i0, i1, i2, i3] = relu(net.separable#1.depthwise#1/y[i0, i1, i2, i3] + net.separable#1.depthwise#1.bias[i1, i2, i3])
 //
 //	# net.separable#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.separable#1.conv2d#1/x, net.separable#1.conv2d#1.kernel
 //	reset padding of net.separable#1.conv2d#1/x to 0
@@ -16034,18 +15515,13 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	          net.separable#1.conv2d#1/y[i0, i1, i2, i3] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * net.separable#1.conv2d#1.kernel[i3, 0, 0, i4]
 //
 //	# _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    for i2 in 0..5:
-//	      for i3 in 0..4:
-//	        _net.avg_pool#1/x.1[i0, i1, i2, i3] = net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3]
 //
-//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
+//	# net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..4:
-//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(_net.avg_pool#1/x.1[i0, i1, i2, i3])
+//	        net.avg_pool#1/x[i0, i1, i2, i3] = relu(net.separable#1.conv2d#1/y[i0, i1, i2, i3] + net.separable#1.conv2d#1.bias[i3])
 //
 //	# _net.avg_pool#1/y.1 = pointwise "+" of _num.3, _num.4
 //	for i0 in 0..1:
@@ -16145,11 +15621,9 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -16163,15 +15637,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	# backprop of op 22 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 19 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -16184,15 +15655,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 15 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -16253,12 +15721,12 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	          for i5 in 0..1:
 //	            net.avg_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += net.avg_pool#1/y.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
+//	# backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.avg_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..4:
-//	        _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.avg_pool#1/x.1[i0, i1, i2, i3], net.avg_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.avg_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.avg_pool#1/x[i0, i1, i2, i3], net.avg_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad (the copy elided: net.separable#1.conv2d#1/y.grad reads _net.avg_pool#1/x.1.grad)
 //
@@ -16286,13 +15754,14 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 //	        for i4 in 0..2:
 //	          net.separable#1.conv2d#1.kernel.grad[i3, 0, 0, i4] += net.separable#1.conv2d#1/x[i0, i1, i2, i4] * _net.avg_pool#1/x.1.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+//	# backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+//	reset padding of net.separable#1.conv2d#1/x to 0
 //	reset padding of net.separable#1.conv2d#1/x.grad to 0
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
 //	    for i2 in 0..5:
 //	      for i3 in 0..2:
-//	        _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < _net.separable#1.conv2d#1/x.1[i0, i1, i2, i3], net.separable#1.conv2d#1/x.grad[i0, i1, i2, i3], 0)
+//	        _net.separable#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += where(0 < net.separable#1.conv2d#1/x[i0, i1, i2, i3], net.separable#1.conv2d#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g1 =+ g; g1 is net.separable#1.depthwise#1/y.grad (the copy elided: net.separable#1.depthwise#1/y.grad reads _net.separable#1.conv2d#1/x.1.grad)
 //
@@ -16315,10 +15784,8 @@ func ocannlMobileNetTrainLoss(images *[2][6][6][3]float64, labels *[2][2]float64
 func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64, pNetSeparable1Depthwise1Kernel *[27]float64, pNetSeparable1Depthwise1Bias *[108]float64, pNetSeparable1Conv2d1Kernel *[15]float64, pNetSeparable1Conv2d1Bias *[5]float64, pNetLinear1W *[90]float64, pNetLinear1B *[2]float64, gNetSeparable1Depthwise1Kernel *[27]float64, gNetSeparable1Depthwise1Bias *[108]float64, gNetSeparable1Conv2d1Kernel *[15]float64, gNetSeparable1Conv2d1Bias *[5]float64, gNetLinear1W *[90]float64, gNetLinear1B *[2]float64, loss *[1]float64) {
 	var net_separable_1_x [2][9][9][3]float64
 	var net_separable_1_depthwise_1_y [2][6][6][3]float64
-	var net_separable_1_conv2d_1_x_1 [2][6][6][3]float64
 	var net_separable_1_conv2d_1_x [2][7][7][3]float64
 	var net_separable_1_conv2d_1_y [2][6][6][5]float64
-	var net_avg_pool_1_x_1 [2][6][6][5]float64
 	var net_avg_pool_1_x [2][6][6][5]float64
 	var net_avg_pool_1_y_1 [2][2]float64
 	var net_avg_pool_1_y [2][3][3][5]float64
@@ -16341,11 +15808,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	var net_avg_pool_1_y_grad [2][3][3][5]float64
 	var net_linear_1_x_grad [2][3][3][5]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][2]float64
-	var train_1_grad [2][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -16393,28 +15858,15 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias
+	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1, with _net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 6 {
 			for i2 := range 6 {
 				net_separable_1_depthwise_1_yRow2 := &net_separable_1_depthwise_1_y[i0][i1][i2]
 				pNetSeparable1Depthwise1BiasRow := (*[3]float64)(pNetSeparable1Depthwise1Bias[18*i1+3*i2 : 18*i1+3*i2+3])
-				net_separable_1_conv2d_1_x_1Row := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					net_separable_1_conv2d_1_x_1Row[i3] = net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
-				}
-			}
-		}
-	}
-
-	// net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1
-	for i0 := range 2 {
-		for i1 := range 6 {
-			for i2 := range 6 {
-				net_separable_1_conv2d_1_x_1Row2 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
 				net_separable_1_conv2d_1_xRow := &net_separable_1_conv2d_1_x[i0][i1][i2]
 				for i3 := range 3 {
-					r := net_separable_1_conv2d_1_x_1Row2[i3]
+					r := net_separable_1_depthwise_1_yRow2[i3] + pNetSeparable1Depthwise1BiasRow[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -16442,40 +15894,20 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias
-	// float64 pointwise kernel over 72 rows of 5 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1, with _net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias fused
+	// float64 pointwise kernel over 72 rows of 5 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX512(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&net_avg_pool_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
+		ocannlMap23AVX2(&net_avg_pool_1_x[0][0][0][0], &net_separable_1_conv2d_1_y[0][0][0][0], &pNetSeparable1Conv2d1Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
 					net_separable_1_conv2d_1_yRow := &net_separable_1_conv2d_1_y[i0][i1][i2]
-					net_avg_pool_1_x_1Row := &net_avg_pool_1_x_1[i0][i1][i2]
-					for i3 := range 5 {
-						net_avg_pool_1_x_1Row[i3] = net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1
-	// float64 pointwise kernel over 360 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap34AVX512(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0])
-	} else {
-		for i0 := range 2 {
-			for i1 := range 6 {
-				for i2 := range 6 {
-					net_avg_pool_1_x_1Row2 := &net_avg_pool_1_x_1[i0][i1][i2]
 					net_avg_pool_1_xRow := &net_avg_pool_1_x[i0][i1][i2]
 					for i3 := range 5 {
-						r2 := net_avg_pool_1_x_1Row2[i3]
+						r2 := net_separable_1_conv2d_1_yRow[i3] + pNetSeparable1Conv2d1Bias[i3]
 						if !(r2 > 0) {
 							r2 = 0
 						}
@@ -16537,11 +15969,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 along-rows add reduction kernel, 2 rows of 45 elements into 2 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce31AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX512(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce31AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce32AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetLinear1W[45*i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16661,22 +16093,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 22 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 21 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 20 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -16696,22 +16119,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 17 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 16 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -16784,11 +16198,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 2 {
-			ocannlReduce32AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce33AVX512(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce32AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
+			ocannlReduce33AVX2(&gNetLinear1W[45*i1], &train_cross_entropy_1_logp_grad[0][i1], &net_linear_1_x[0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -16811,11 +16225,11 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// float64 across-rows add reduction kernel, 2 rows of 45 elements into 45 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce33AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
+			ocannlReduce34AVX512(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce33AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
+			ocannlReduce34AVX2(&net_linear_1_x_grad[i0][0][0][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -16865,22 +16279,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
+	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.avg_pool#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+		ocannlMap24AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_avg_pool_1_x_1Row3 := &net_avg_pool_1_x_1[i0][i1][i2]
+					net_avg_pool_1_xRow4 := &net_avg_pool_1_x[i0][i1][i2]
 					net_avg_pool_1_x_gradRow2 := &net_avg_pool_1_x_grad[i0][i1][i2]
 					net_avg_pool_1_x_1_gradRow := &net_avg_pool_1_x_1_grad[i0][i1][i2]
 					for i3 := range 5 {
 						var r7 float64
-						if 0 < net_avg_pool_1_x_1Row3[i3] {
+						if 0 < net_avg_pool_1_xRow4[i3] {
 							r7 = 1
 						}
 						r8 := float64(0)
@@ -16897,9 +16311,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g2 =+ g; g2 is net.separable#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 72 rows of 5 elements into 5 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce34AVX512(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce35AVX512(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce34AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce35AVX2(&gNetSeparable1Conv2d1Bias[0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -16979,22 +16393,22 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 		}
 	}
 
-	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
+	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap25AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+		ocannlMap25AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
 				for i2 := range 6 {
-					net_separable_1_conv2d_1_x_1Row3 := &net_separable_1_conv2d_1_x_1[i0][i1][i2]
+					net_separable_1_conv2d_1_xRow4 := &net_separable_1_conv2d_1_x[i0][i1][i2]
 					net_separable_1_conv2d_1_x_gradRow2 := &net_separable_1_conv2d_1_x_grad[i0][i1][i2]
 					net_separable_1_conv2d_1_x_1_gradRow := &net_separable_1_conv2d_1_x_1_grad[i0][i1][i2]
 					for i3 := range 3 {
 						var r9 float64
-						if 0 < net_separable_1_conv2d_1_x_1Row3[i3] {
+						if 0 < net_separable_1_conv2d_1_xRow4[i3] {
 							r9 = 1
 						}
 						r10 := float64(0)
@@ -17011,9 +16425,9 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	// backprop of op 3 (_net.separable#1.conv2d#1/x.1 = pointwise "+" of net.separable#1.depthwise#1/y, net.separable#1.depthwise#1.bias): g2 =+ g; g2 is net.separable#1.depthwise#1.bias.grad
 	// float64 across-rows add reduction kernel, 2 rows of 108 elements into 108 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce35AVX512(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce36AVX512(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce35AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce36AVX2(&gNetSeparable1Depthwise1Bias[0], &net_separable_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 6 {
@@ -17327,17 +16741,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
+//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
 //	fill _net.encoder_block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#1/var = pointwise "/." of _net.encoder_block#2.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -17487,17 +16897,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
+//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
 //	fill _net.encoder_block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..1:
@@ -17575,17 +16981,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
+//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
 //	fill _net.encoder_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..1:
@@ -17735,17 +17137,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
+//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
 //	fill _net.encoder_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..1:
@@ -17823,17 +17221,13 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..1:
@@ -17934,7 +17328,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_2_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_2 [2][4][1]float64
@@ -17956,7 +17349,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_2_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_2 [2][4][1]float64
@@ -17969,7 +17361,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_2 [2][4][1]float64
@@ -17991,7 +17382,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_encoder_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_2 [2][4][1]float64
@@ -18004,7 +17394,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	var net_layer_norm_1_mean_1 [2][4][1]float64
 	var net_layer_norm_1_mean [2][4][1]float64
 	var net_layer_norm_1_centered [2][4][8]float64
-	var net_layer_norm_1_var_1 [2][4][8]float64
 	var net_layer_norm_1_var_2 [2][4][1]float64
 	var net_layer_norm_1_var [2][4][1]float64
 	var net_linear_1_x_2 [2][4][1]float64
@@ -18051,11 +17440,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -18089,9 +17478,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18127,31 +17516,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_var_1Row := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_var_1Row[i2] = net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+					acc3 += net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -18315,9 +17693,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18337,7 +17715,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -18356,9 +17734,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18455,9 +17833,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18493,31 +17871,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_var_1Row := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_var_1Row[i2] = net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 				acc13 := float64(0)
 				for i2 := range 8 {
-					acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+					acc13 += net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 			}
@@ -18639,9 +18006,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18677,31 +18044,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_var_1Row := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_var_1Row[i2] = net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 				acc17 := float64(0)
 				for i2 := range 8 {
-					acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+					acc17 += net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 			}
@@ -18865,9 +18221,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18887,7 +18243,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -18906,9 +18262,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19005,9 +18361,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19043,31 +18399,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_var_1Row := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_var_1Row[i2] = net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 				acc27 := float64(0)
 				for i2 := range 8 {
-					acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+					acc27 += net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 			}
@@ -19189,9 +18534,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19227,31 +18572,20 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
 				acc31 := float64(0)
 				for i2 := range 8 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
@@ -19301,11 +18635,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce40AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -19338,9 +18672,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce41AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19370,7 +18704,7 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -19386,9 +18720,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19428,9 +18762,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX512(&train_2[0], &train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float64(0)
@@ -19882,17 +19216,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
+//	# _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
 //	fill _net.encoder_block#2.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#1/var = pointwise "/." of _net.encoder_block#2.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -20046,17 +19376,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
+//	# _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
 //	fill _net.encoder_block#2.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#2/var = pointwise "/." of _net.encoder_block#2.layer_norm#2/var.2, _dim_d.5
 //	for i0 in 0..1:
@@ -20096,16 +19422,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        _net.encoder_block#2.linear#1/x.1[i0, i1, i2] += net.encoder_block#2.dense#1.w[i2, i3] * net.encoder_block#2.dense#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#2.linear#1/x.2[i0, i1, i2] = _net.encoder_block#2.linear#1/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2]
 //
-//	# net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2
+//	# net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2, with _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.encoder_block#2.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1/x.2[i0, i1, i2])
+//	      net.encoder_block#2.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2])
 //
 //	# _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
 //	fill _net.encoder_block#1/x.1 with 0
@@ -20142,17 +19464,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
+//	# _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
 //	fill _net.encoder_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#1/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#1/var = pointwise "/." of _net.encoder_block#1.layer_norm#1/var.2, _dim_d.7
 //	for i0 in 0..1:
@@ -20306,17 +19624,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
+//	# _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
 //	fill _net.encoder_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#2/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#2/var = pointwise "/." of _net.encoder_block#1.layer_norm#2/var.2, _dim_d.10
 //	for i0 in 0..1:
@@ -20356,16 +19670,12 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	        _net.encoder_block#1.linear#1/x.1[i0, i1, i2] += net.encoder_block#1.dense#1.w[i2, i3] * net.encoder_block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..15:
-//	      _net.encoder_block#1.linear#1/x.2[i0, i1, i2] = _net.encoder_block#1.linear#1/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2]
 //
-//	# net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2
+//	# net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2, with _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      net.encoder_block#1.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1/x.2[i0, i1, i2])
+//	      net.encoder_block#1.linear#1/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2])
 //
 //	# _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
 //	fill _net/h2.1 with 0
@@ -20402,17 +19712,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..1:
@@ -20515,7 +19821,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/centered.grad with 0
-//	fill _net.encoder_block#2.layer_norm#1/var.1.grad with 0
 //	fill _net.encoder_block#2.layer_norm#1/var.2.grad with 0
 //	fill net.encoder_block#2.layer_norm#1/var.grad with 0
 //	fill net.encoder_block#2.layer_norm#1.gamma.grad with 0
@@ -20542,7 +19847,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#2.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/centered.grad with 0
-//	fill _net.encoder_block#2.layer_norm#2/var.1.grad with 0
 //	fill _net.encoder_block#2.layer_norm#2/var.2.grad with 0
 //	fill net.encoder_block#2.layer_norm#2/var.grad with 0
 //	fill net.encoder_block#2.layer_norm#2.gamma.grad with 0
@@ -20560,7 +19864,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/centered.grad with 0
-//	fill _net.encoder_block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.encoder_block#1.layer_norm#1/var.2.grad with 0
 //	fill net.encoder_block#1.layer_norm#1/var.grad with 0
 //	fill net.encoder_block#1.layer_norm#1.gamma.grad with 0
@@ -20587,7 +19890,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.encoder_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/mean.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/centered.grad with 0
-//	fill _net.encoder_block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.encoder_block#1.layer_norm#2/var.2.grad with 0
 //	fill net.encoder_block#1.layer_norm#2/var.grad with 0
 //	fill net.encoder_block#1.layer_norm#2.gamma.grad with 0
@@ -20605,7 +19907,6 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill _net.layer_norm#1/mean.1.grad with 0
 //	fill net.layer_norm#1/mean.grad with 0
 //	fill net.layer_norm#1/centered.grad with 0
-//	fill _net.layer_norm#1/var.1.grad with 0
 //	fill _net.layer_norm#1/var.2.grad with 0
 //	fill net.layer_norm#1/var.grad with 0
 //	fill net.layer_norm#1.gamma.grad with 0
@@ -20617,11 +19918,9 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -20635,17 +19934,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	# backprop of op 110 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[0]
+//	# backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.1.grad[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += targets[i0, i1, i2] * _train.2.grad[0]
 //
 //	# backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -20660,17 +19955,13 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..5:
-//	      _train.cross_entropy#1/logp.1.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 104 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..5:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -20764,23 +20055,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.layer_norm#1/var.2.grad[i0, i1, 0] += net.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.12[0]
 //
-//	# backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad (the copy elided: _net.layer_norm#1/var.1.grad reads _net.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.1.grad[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += _net.layer_norm#1/var.2.grad[i0, i1, 0] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.layer_norm#1/centered.grad[i0, i1, i2] += net.layer_norm#1/centered[i0, i1, i2] * _net.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g1 =+ g; g1 is net/h2.grad (the copy elided: net/h2.grad reads net.layer_norm#1/centered.grad)
 //
@@ -20827,11 +20114,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..15:
 //	        net.encoder_block#1.linear#1/x.grad[i0, i1, i3] += net.encoder_block#1.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
+//	# backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.encoder_block#1.linear#1/x.2[i0, i1, i2], net.encoder_block#1.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.encoder_block#1.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.encoder_block#1.linear#1/x[i0, i1, i2], net.encoder_block#1.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g1 =+ g; g1 is _net.encoder_block#1.linear#1/x.1.grad (the copy elided: _net.encoder_block#1.linear#1/x.1.grad reads _net.encoder_block#1.linear#1/x.2.grad)
 //
@@ -20902,23 +20189,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.10[0]
 //
-//	# backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#2/var.1.grad reads _net.encoder_block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.encoder_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#1/x1.grad
 //	for i0 in 0..1:
@@ -21158,23 +20441,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.encoder_block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.7[0]
 //
-//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad (the copy elided: _net.encoder_block#1.layer_norm#1/var.1.grad reads _net.encoder_block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.encoder_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#1.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.encoder_block#1/x.grad
 //	for i0 in 0..1:
@@ -21225,11 +20504,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	      for i3 in 0..15:
 //	        net.encoder_block#2.linear#1/x.grad[i0, i1, i3] += net.encoder_block#2.linear#1.w[i2, i3] * net.layer_norm#1/centered.grad[i0, i1, i2]
 //
-//	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
+//	# backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..15:
-//	      _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < _net.encoder_block#2.linear#1/x.2[i0, i1, i2], net.encoder_block#2.linear#1/x.grad[i0, i1, i2], 0)
+//	      _net.encoder_block#2.linear#1/x.2.grad[i0, i1, i2] += where(0 < net.encoder_block#2.linear#1/x[i0, i1, i2], net.encoder_block#2.linear#1/x.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g1 =+ g; g1 is _net.encoder_block#2.linear#1/x.1.grad (the copy elided: _net.encoder_block#2.linear#1/x.1.grad reads _net.encoder_block#2.linear#1/x.2.grad)
 //
@@ -21300,23 +20579,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0] += net.encoder_block#2.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2/var.1.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad (the copy elided: _net.encoder_block#2.layer_norm#2/var.1.grad reads _net.encoder_block#2.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.1.grad[i0, i1, i2] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0] * net.encoder_block#2.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#2/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#2/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g1 =+ g; g1 is net.encoder_block#2/x1.grad
 //	for i0 in 0..1:
@@ -21556,23 +20831,19 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 //	  for i1 in 0..3:
 //	    _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0] += net.encoder_block#2.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 7 (_net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1/var.1.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 7 (_net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#1/var.1.grad (the copy elided: _net.encoder_block#2.layer_norm#1/var.1.grad reads _net.encoder_block#2.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 6 (_net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/var.1.grad[i0, i1, i2] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0] * net.encoder_block#2.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 6 (_net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.encoder_block#2.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.encoder_block#2.layer_norm#1/centered.grad[i0, i1, i2] += net.encoder_block#2.layer_norm#1/centered[i0, i1, i2] * _net.encoder_block#2.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h.grad
 //	for i0 in 0..1:
@@ -21620,7 +20891,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_1 [2][4][8]float64
@@ -21643,7 +20913,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_2_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_1 [2][4][8]float64
@@ -21651,14 +20920,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_dense_1_x_3 [2][4][1]float64
 	var net_encoder_block_2_dense_1_x [2][4][8]float64
 	var net_encoder_block_2_linear_1_x_1 [2][4][16]float64
-	var net_encoder_block_2_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_2_linear_1_x [2][4][16]float64
 	var net_encoder_block_1_x_1 [2][4][8]float64
 	var net_encoder_block_1_x [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_1 [2][4][8]float64
@@ -21681,7 +20948,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_encoder_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_1 [2][4][8]float64
@@ -21689,14 +20955,12 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_dense_1_x_3 [2][4][1]float64
 	var net_encoder_block_1_dense_1_x [2][4][8]float64
 	var net_encoder_block_1_linear_1_x_1 [2][4][16]float64
-	var net_encoder_block_1_linear_1_x_2 [2][4][16]float64
 	var net_encoder_block_1_linear_1_x [2][4][16]float64
 	var net_h2_1 [2][4][8]float64
 	var net_h2 [2][4][8]float64
 	var net_layer_norm_1_mean_1 [2][4][1]float64
 	var net_layer_norm_1_mean [2][4][1]float64
 	var net_layer_norm_1_centered [2][4][8]float64
-	var net_layer_norm_1_var_1 [2][4][8]float64
 	var net_layer_norm_1_var_2 [2][4][1]float64
 	var net_layer_norm_1_var [2][4][1]float64
 	var net_linear_1_x_1 [2][4][8]float64
@@ -21716,7 +20980,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_centered_grad [2][4][8]float64
-	var net_encoder_block_2_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_1_var_grad [2][4][1]float64
 	var net_encoder_block_2_masked_attention_1_x_1_grad [2][4][8]float64
@@ -21737,7 +21000,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_2_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_centered_grad [2][4][8]float64
-	var net_encoder_block_2_layer_norm_2_var_1_grad [2][4][8]float64
 	var net_encoder_block_2_layer_norm_2_var_2_grad [2][4][1]float64
 	var net_encoder_block_2_layer_norm_2_var_grad [2][4][1]float64
 	var net_encoder_block_2_dense_1_x_1_grad [2][4][8]float64
@@ -21749,7 +21011,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_centered_grad [2][4][8]float64
-	var net_encoder_block_1_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_1_var_grad [2][4][1]float64
 	var net_encoder_block_1_masked_attention_1_x_1_grad [2][4][8]float64
@@ -21770,7 +21031,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_encoder_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_centered_grad [2][4][8]float64
-	var net_encoder_block_1_layer_norm_2_var_1_grad [2][4][8]float64
 	var net_encoder_block_1_layer_norm_2_var_2_grad [2][4][1]float64
 	var net_encoder_block_1_layer_norm_2_var_grad [2][4][1]float64
 	var net_encoder_block_1_dense_1_x_1_grad [2][4][8]float64
@@ -21782,7 +21042,6 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_layer_norm_1_mean_grad [2][4][1]float64
 	var net_layer_norm_1_centered_grad [2][4][8]float64
-	var net_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_layer_norm_1_var_grad [2][4][1]float64
 	var net_linear_1_x_1_grad [2][4][8]float64
@@ -21790,11 +21049,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	var net_linear_1_x_3_grad [2][4][1]float64
 	var net_linear_1_x_grad [2][4][8]float64
 	var train_cross_entropy_1_m_grad [2][4][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][4][6]float64
 	var train_cross_entropy_1_logp_2_grad [2][4][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][4][1]float64
 	var train_cross_entropy_1_logp_grad [2][4][6]float64
-	var train_1_grad [2][4][6]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -21840,11 +21097,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce37AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21878,9 +21135,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_1_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -21916,31 +21173,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_var_1Row := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_var_1Row[i2] = net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1, with _net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_1_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_1_var_1Row2 := &net_encoder_block_2_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_1_centeredRow2 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_encoder_block_2_layer_norm_1_var_1Row2[i2]
+					acc3 += net_encoder_block_2_layer_norm_1_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -22115,9 +21361,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_2_masked_attention_1_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22137,7 +21383,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#2.masked_attention#1/ex = pointwise exp of _net.encoder_block#2.masked_attention#1/ex.1, with _net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22156,9 +21402,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22255,9 +21501,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#2.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_2_layer_norm_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22293,31 +21539,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_var_1Row := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_var_1Row[i2] = net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1, with _net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_2_layer_norm_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_2_var_1Row2 := &net_encoder_block_2_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_2_centeredRow2 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 				acc13 := float64(0)
 				for i2 := range 8 {
-					acc13 += net_encoder_block_2_layer_norm_2_var_1Row2[i2]
+					acc13 += net_encoder_block_2_layer_norm_2_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_2_var_2[i0][i1][0] = acc13
 			}
@@ -22397,24 +21632,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b
+	// net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2, with _net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_linear_1_x_1Row := &net_encoder_block_2_linear_1_x_1[i0][i1]
-			net_encoder_block_2_linear_1_x_2Row := &net_encoder_block_2_linear_1_x_2[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_2_linear_1_x_2Row[i2] = net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_2Row2 := &net_encoder_block_2_linear_1_x_2[i0][i1]
 			net_encoder_block_2_linear_1_xRow := &net_encoder_block_2_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r3 := net_encoder_block_2_linear_1_x_2Row2[i2]
+				r3 := net_encoder_block_2_linear_1_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
 				if !(r3 > 0) {
 					r3 = 0
 				}
@@ -22461,9 +21685,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_1_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22499,31 +21723,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_var_1Row := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_var_1Row[i2] = net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1, with _net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_1_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_1_var_1Row2 := &net_encoder_block_1_layer_norm_1_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_1_centeredRow2 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 				acc17 := float64(0)
 				for i2 := range 8 {
-					acc17 += net_encoder_block_1_layer_norm_1_var_1Row2[i2]
+					acc17 += net_encoder_block_1_layer_norm_1_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_1_var_2[i0][i1][0] = acc17
 			}
@@ -22698,9 +21911,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked
 	// float64 along-rows max reduction kernel, 16 rows of 4 elements into 16 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce38AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX512(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
+		ocannlReduce40AVX2(&net_encoder_block_1_masked_attention_1_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22720,7 +21933,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// net.encoder_block#1.masked_attention#1/ex = pointwise exp of _net.encoder_block#1.masked_attention#1/ex.1, with _net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m fused
 	// float64 pointwise kernel over 16 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
+		ocannlMap26AVX2(&net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -22739,9 +21952,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/ex
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce39AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX512(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce39AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
+		ocannlReduce41AVX2(&net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22838,9 +22051,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.encoder_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_encoder_block_1_layer_norm_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22876,31 +22089,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_var_1Row := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_var_1Row[i2] = net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1, with _net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_encoder_block_1_layer_norm_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_2_var_1Row2 := &net_encoder_block_1_layer_norm_2_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_2_centeredRow2 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 				acc27 := float64(0)
 				for i2 := range 8 {
-					acc27 += net_encoder_block_1_layer_norm_2_var_1Row2[i2]
+					acc27 += net_encoder_block_1_layer_norm_2_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_2_var_2[i0][i1][0] = acc27
 			}
@@ -22980,24 +22182,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b
+	// net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2, with _net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_linear_1_x_1Row := &net_encoder_block_1_linear_1_x_1[i0][i1]
-			net_encoder_block_1_linear_1_x_2Row := &net_encoder_block_1_linear_1_x_2[i0][i1]
-			for i2 := range 16 {
-				net_encoder_block_1_linear_1_x_2Row[i2] = net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
-			}
-		}
-	}
-
-	// net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_2Row2 := &net_encoder_block_1_linear_1_x_2[i0][i1]
 			net_encoder_block_1_linear_1_xRow := &net_encoder_block_1_linear_1_x[i0][i1]
 			for i2 := range 16 {
-				r5 := net_encoder_block_1_linear_1_x_2Row2[i2]
+				r5 := net_encoder_block_1_linear_1_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
 				if !(r5 > 0) {
 					r5 = 0
 				}
@@ -23044,9 +22235,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce38AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23082,31 +22273,20 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
 				acc31 := float64(0)
 				for i2 := range 8 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
@@ -23167,11 +22347,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce40AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX512(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce40AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
+			ocannlReduce42AVX2(&train_cross_entropy_1_logits_1[0][0][i2], &pNetLinear1W[8*i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23204,9 +22384,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 6 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce41AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX512(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce41AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
+		ocannlReduce43AVX2(&train_cross_entropy_1_m[0][0][0], &train_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23236,7 +22416,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
+		ocannlMap27AVX2(&train_cross_entropy_1_logp_1[0][0][0], &train_cross_entropy_1_z[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -23252,9 +22432,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce42AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX512(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce42AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce44AVX2(&train_cross_entropy_1_logp_2[0][0][0], &train_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23294,9 +22474,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX512(&train_2[0], &train_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0][0])
+		ocannlReduce45AVX2(&train_2[0], &train_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc35 := float64(0)
@@ -23346,25 +22526,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 110 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 109 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
 		for i1 := range 4 {
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 6 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 108 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
 			targetsRow2 := &targets[i0][i1]
-			train_1_gradRow2 := &train_1_grad[i0][i1]
 			train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_1_gradRow2[i2]
+				train_cross_entropy_1_logp_gradRow[i2] += targetsRow2[i2] * train_2_gradV
 			}
 		}
 	}
@@ -23372,9 +22541,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 107 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce44AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX512(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX2(&train_cross_entropy_1_logp_3_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23399,25 +22568,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 105 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 6 {
-				train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 104 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
+			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
 			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
 			train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 6 {
-				train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+				train_cross_entropy_1_logp_gradRow3[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -23425,9 +22583,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 103 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 6 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce44AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX512(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce44AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce46AVX2(&train_cross_entropy_1_m_grad[0][0][0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23452,9 +22610,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
 	// float64 along-rows min reduction kernel, 8 rows of 6 elements into 8 cells (c = c min where(eq(x0,x1),x2,6)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce45AVX512(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+		ocannlReduce47AVX512(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else if ocannlAVX2 {
-		ocannlReduce45AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+		ocannlReduce47AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23501,9 +22659,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce46AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce48AVX512(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce48AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23526,11 +22684,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 6 {
-			ocannlReduce47AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce49AVX512(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce49AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logp_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -23552,13 +22710,13 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
+				ocannlReduce50AVX512(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
+				ocannlReduce50AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logp_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -23598,9 +22756,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23634,9 +22792,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23675,9 +22833,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23720,25 +22878,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 93 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
-			net_layer_norm_1_var_1_gradRow := &net_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 92 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_layer_norm_1_var_1_gradRow2 := &net_layer_norm_1_var_1_grad[i0][i1]
+			net_layer_norm_1_var_2_gradV := net_layer_norm_1_var_2_grad[i0][i1][0]
 			net_layer_norm_1_centeredRow8 := &net_layer_norm_1_centered[i0][i1]
 			net_layer_norm_1_centered_gradRow2 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+				net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_2_gradV * net_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -23747,10 +22894,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_layer_norm_1_centeredRow9 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1_gradRow3 := &net_layer_norm_1_var_1_grad[i0][i1]
+			net_layer_norm_1_var_2_gradV2 := net_layer_norm_1_var_2_grad[i0][i1][0]
 			net_layer_norm_1_centered_gradRow3 := &net_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+				net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -23758,9 +22905,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23798,9 +22945,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23874,15 +23021,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
+	// backprop of op 85 (net.encoder_block#1.linear#1/x = pointwise relu of _net.encoder_block#1.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#1.linear#1/x.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_linear_1_x_2Row3 := &net_encoder_block_1_linear_1_x_2[i0][i1]
+			net_encoder_block_1_linear_1_xRow4 := &net_encoder_block_1_linear_1_x[i0][i1]
 			net_encoder_block_1_linear_1_x_gradRow2 := &net_encoder_block_1_linear_1_x_grad[i0][i1]
 			net_encoder_block_1_linear_1_x_2_gradRow := &net_encoder_block_1_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
 				var r10 float64
-				if 0 < net_encoder_block_1_linear_1_x_2Row3[i2] {
+				if 0 < net_encoder_block_1_linear_1_xRow4[i2] {
 					r10 = 1
 				}
 				r11 := float64(0)
@@ -23897,9 +23044,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce53AVX512(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX512(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23976,9 +23123,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24012,9 +23159,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24053,9 +23200,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24098,25 +23245,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 76 (_net.encoder_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_var_2_gradV := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
-			net_encoder_block_1_layer_norm_2_var_1_gradRow := &net_encoder_block_1_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_var_1_gradRow[i2] += net_encoder_block_1_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 75 (_net.encoder_block#1.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2/centered, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_var_1_gradRow2 := &net_encoder_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_2_var_2_gradV := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_2_centeredRow8 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
 			net_encoder_block_1_layer_norm_2_centered_gradRow2 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_2_var_1_gradRow2[i2] * net_encoder_block_1_layer_norm_2_centeredRow8[i2]
+				net_encoder_block_1_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_2_var_2_gradV * net_encoder_block_1_layer_norm_2_centeredRow8[i2]
 			}
 		}
 	}
@@ -24125,10 +23261,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_2_centeredRow9 := &net_encoder_block_1_layer_norm_2_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_var_1_gradRow3 := &net_encoder_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_2_var_2_gradV2 := net_encoder_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_2_centered_gradRow3 := &net_encoder_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_2_centeredRow9[i2] * net_encoder_block_1_layer_norm_2_var_1_gradRow3[i2]
+				net_encoder_block_1_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_2_centeredRow9[i2] * net_encoder_block_1_layer_norm_2_var_2_gradV2
 			}
 		}
 	}
@@ -24147,9 +23283,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24287,9 +23423,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce54AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24338,9 +23474,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce55AVX512(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX512(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce55AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24369,9 +23505,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
 	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX512(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24667,9 +23803,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24703,9 +23839,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24744,9 +23880,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24789,25 +23925,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 50 (_net.encoder_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#1.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_var_2_gradV := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
-			net_encoder_block_1_layer_norm_1_var_1_gradRow := &net_encoder_block_1_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_var_1_gradRow[i2] += net_encoder_block_1_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 49 (_net.encoder_block#1.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1/centered, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_var_1_gradRow2 := &net_encoder_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_1_var_2_gradV := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_1_centeredRow8 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
 			net_encoder_block_1_layer_norm_1_centered_gradRow2 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_1_var_1_gradRow2[i2] * net_encoder_block_1_layer_norm_1_centeredRow8[i2]
+				net_encoder_block_1_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_1_layer_norm_1_var_2_gradV * net_encoder_block_1_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -24816,10 +23941,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_1_layer_norm_1_centeredRow9 := &net_encoder_block_1_layer_norm_1_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_var_1_gradRow3 := &net_encoder_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_1_layer_norm_1_var_2_gradV2 := net_encoder_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_1_layer_norm_1_centered_gradRow3 := &net_encoder_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_1_centeredRow9[i2] * net_encoder_block_1_layer_norm_1_var_1_gradRow3[i2]
+				net_encoder_block_1_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_1_layer_norm_1_centeredRow9[i2] * net_encoder_block_1_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -24838,9 +23963,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24878,9 +24003,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2Linear1B[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24954,15 +24079,15 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
+	// backprop of op 42 (net.encoder_block#2.linear#1/x = pointwise relu of _net.encoder_block#2.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.encoder_block#2.linear#1/x.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_linear_1_x_2Row3 := &net_encoder_block_2_linear_1_x_2[i0][i1]
+			net_encoder_block_2_linear_1_xRow4 := &net_encoder_block_2_linear_1_x[i0][i1]
 			net_encoder_block_2_linear_1_x_gradRow2 := &net_encoder_block_2_linear_1_x_grad[i0][i1]
 			net_encoder_block_2_linear_1_x_2_gradRow := &net_encoder_block_2_linear_1_x_2_grad[i0][i1]
 			for i2 := range 16 {
 				var r17 float64
-				if 0 < net_encoder_block_2_linear_1_x_2Row3[i2] {
+				if 0 < net_encoder_block_2_linear_1_xRow4[i2] {
 					r17 = 1
 				}
 				r18 := float64(0)
@@ -24977,9 +24102,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce53AVX512(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX512(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+		ocannlReduce55AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25056,9 +24181,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25092,9 +24217,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25133,9 +24258,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25178,25 +24303,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 33 (_net.encoder_block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_var_2_gradV := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
-			net_encoder_block_2_layer_norm_2_var_1_gradRow := &net_encoder_block_2_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_var_1_gradRow[i2] += net_encoder_block_2_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 32 (_net.encoder_block#2.layer_norm#2/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2/centered, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_var_1_gradRow2 := &net_encoder_block_2_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_2_var_2_gradV := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_2_centeredRow8 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
 			net_encoder_block_2_layer_norm_2_centered_gradRow2 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_2_var_1_gradRow2[i2] * net_encoder_block_2_layer_norm_2_centeredRow8[i2]
+				net_encoder_block_2_layer_norm_2_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_2_var_2_gradV * net_encoder_block_2_layer_norm_2_centeredRow8[i2]
 			}
 		}
 	}
@@ -25205,10 +24319,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_2_centeredRow9 := &net_encoder_block_2_layer_norm_2_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_var_1_gradRow3 := &net_encoder_block_2_layer_norm_2_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_2_var_2_gradV2 := net_encoder_block_2_layer_norm_2_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_2_centered_gradRow3 := &net_encoder_block_2_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_2_centeredRow9[i2] * net_encoder_block_2_layer_norm_2_var_1_gradRow3[i2]
+				net_encoder_block_2_layer_norm_2_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_2_centeredRow9[i2] * net_encoder_block_2_layer_norm_2_var_2_gradV2
 			}
 		}
 	}
@@ -25227,9 +24341,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25367,9 +24481,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce54AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25418,9 +24532,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce55AVX512(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX512(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce55AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce57AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25449,9 +24563,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#2.masked_attention#1/m.argmax@21
 	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce56AVX512(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX512(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else if ocannlAVX2 {
-		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+		ocannlReduce58AVX2(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25747,9 +24861,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25783,9 +24897,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25824,9 +24938,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 9 (_net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25869,25 +24983,14 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 		}
 	}
 
-	// backprop of op 7 (_net.encoder_block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.encoder_block#2.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_var_2_gradV := net_encoder_block_2_layer_norm_1_var_2_grad[i0][i1][0]
-			net_encoder_block_2_layer_norm_1_var_1_gradRow := &net_encoder_block_2_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_var_1_gradRow[i2] += net_encoder_block_2_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 6 (_net.encoder_block#2.layer_norm#1/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1/centered, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_var_1_gradRow2 := &net_encoder_block_2_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_1_var_2_gradV := net_encoder_block_2_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_1_centeredRow8 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
 			net_encoder_block_2_layer_norm_1_centered_gradRow2 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_1_var_1_gradRow2[i2] * net_encoder_block_2_layer_norm_1_centeredRow8[i2]
+				net_encoder_block_2_layer_norm_1_centered_gradRow2[i2] += net_encoder_block_2_layer_norm_1_var_2_gradV * net_encoder_block_2_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -25896,10 +24999,10 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_encoder_block_2_layer_norm_1_centeredRow9 := &net_encoder_block_2_layer_norm_1_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_var_1_gradRow3 := &net_encoder_block_2_layer_norm_1_var_1_grad[i0][i1]
+			net_encoder_block_2_layer_norm_1_var_2_gradV2 := net_encoder_block_2_layer_norm_1_var_2_grad[i0][i1][0]
 			net_encoder_block_2_layer_norm_1_centered_gradRow3 := &net_encoder_block_2_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_1_centeredRow9[i2] * net_encoder_block_2_layer_norm_1_var_1_gradRow3[i2]
+				net_encoder_block_2_layer_norm_1_centered_gradRow3[i2] += net_encoder_block_2_layer_norm_1_centeredRow9[i2] * net_encoder_block_2_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -25918,9 +25021,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25958,9 +25061,9 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce57AVX512(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce59AVX512(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce57AVX2(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce59AVX2(&gNetPos[0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -25977,11 +25080,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce60AVX512(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce60AVX2(&gNetEmb[6*i2], &net_layer_norm_1_centered_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -26919,11 +26022,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce59AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -26953,9 +26056,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -26997,9 +26100,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27065,11 +26168,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27092,11 +26195,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27119,11 +26222,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27192,9 +26295,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27224,7 +26327,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27240,9 +26343,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27297,11 +26400,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27333,9 +26436,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27377,9 +26480,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27527,9 +26630,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27571,9 +26674,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27639,11 +26742,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27666,11 +26769,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27693,11 +26796,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27766,9 +26869,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27798,7 +26901,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@2/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -27814,9 +26917,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27871,11 +26974,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27907,9 +27010,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27951,9 +27054,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28101,9 +27204,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28145,9 +27248,9 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28213,11 +27316,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce64AVX512(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX512(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce64AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29164,11 +28267,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce59AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX512(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce61AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29198,9 +28301,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29242,9 +28345,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29310,11 +28413,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29337,11 +28440,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29364,11 +28467,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29437,9 +28540,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29469,7 +28572,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -29485,9 +28588,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29542,11 +28645,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29578,9 +28681,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29622,9 +28725,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29772,9 +28875,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29816,9 +28919,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29884,11 +28987,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29911,11 +29014,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29938,11 +29041,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30011,9 +29114,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce62AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce64AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30043,7 +29146,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap39AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
+		ocannlMap28AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex_1[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 2 {
@@ -30059,9 +29162,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce63AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce65AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30116,11 +29219,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce61AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX512(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce63AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30152,9 +29255,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30196,9 +29299,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30346,9 +29449,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30390,9 +29493,9 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce60AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce62AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30458,11 +29561,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce64AVX512(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX512(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce64AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce66AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30754,17 +29857,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#1@3/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
+//	# _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1, with _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered fused
 //	fill _net.encoder_block#2.layer_norm#1@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#1@3/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#1@3/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/var.2, _dim_d.2
 //	for i0 in 0..2:
@@ -30914,17 +30013,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#2.layer_norm#2@3/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
+//	# _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1, with _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered fused
 //	fill _net.encoder_block#2.layer_norm#2@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#2.layer_norm#2@3/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#2.layer_norm#2@3/var.2[i0, i1, 0] += net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#2.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/var.2, _dim_d.5
 //	for i0 in 0..2:
@@ -31002,17 +30097,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#1@3/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
+//	# _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1, with _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered fused
 //	fill _net.encoder_block#1.layer_norm#1@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#1@3/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#1@3/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/var.2, _dim_d.7
 //	for i0 in 0..2:
@@ -31162,17 +30253,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2@3/mean[i0, i1, 0]
 //
 //	# _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.encoder_block#1.layer_norm#2@3/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2]
 //
-//	# _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
+//	# _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1, with _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered fused
 //	fill _net.encoder_block#1.layer_norm#2@3/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.encoder_block#1.layer_norm#2@3/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2@3/var.1[i0, i1, i2]
+//	      _net.encoder_block#1.layer_norm#2@3/var.2[i0, i1, 0] += net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2]
 //
 //	# net.encoder_block#1.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/var.2, _dim_d.10
 //	for i0 in 0..2:
@@ -31250,17 +30337,13 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 //	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-//	for i0 in 0..2:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
 //	fill _net.layer_norm#1/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
 //	for i0 in 0..2:
@@ -31309,7 +30392,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_2_layer_norm_1_3_mean_1 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_1_3_mean [3][4][1]float64
 	var net_encoder_block_2_layer_norm_1_3_centered [3][4][8]float64
-	var net_encoder_block_2_layer_norm_1_3_var_1 [3][4][8]float64
 	var net_encoder_block_2_layer_norm_1_3_var_2 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_1_3_var [3][4][1]float64
 	var net_encoder_block_2_masked_attention_1_3_x_2 [3][4][1]float64
@@ -31331,7 +30413,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_2_layer_norm_2_3_mean_1 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_2_3_mean [3][4][1]float64
 	var net_encoder_block_2_layer_norm_2_3_centered [3][4][8]float64
-	var net_encoder_block_2_layer_norm_2_3_var_1 [3][4][8]float64
 	var net_encoder_block_2_layer_norm_2_3_var_2 [3][4][1]float64
 	var net_encoder_block_2_layer_norm_2_3_var [3][4][1]float64
 	var net_encoder_block_2_dense_1_3_x_2 [3][4][1]float64
@@ -31344,7 +30425,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_1_layer_norm_1_3_mean_1 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_1_3_mean [3][4][1]float64
 	var net_encoder_block_1_layer_norm_1_3_centered [3][4][8]float64
-	var net_encoder_block_1_layer_norm_1_3_var_1 [3][4][8]float64
 	var net_encoder_block_1_layer_norm_1_3_var_2 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_1_3_var [3][4][1]float64
 	var net_encoder_block_1_masked_attention_1_3_x_2 [3][4][1]float64
@@ -31366,7 +30446,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_encoder_block_1_layer_norm_2_3_mean_1 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_2_3_mean [3][4][1]float64
 	var net_encoder_block_1_layer_norm_2_3_centered [3][4][8]float64
-	var net_encoder_block_1_layer_norm_2_3_var_1 [3][4][8]float64
 	var net_encoder_block_1_layer_norm_2_3_var_2 [3][4][1]float64
 	var net_encoder_block_1_layer_norm_2_3_var [3][4][1]float64
 	var net_encoder_block_1_dense_1_3_x_2 [3][4][1]float64
@@ -31379,7 +30458,6 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	var net_layer_norm_1_mean_1 [3][4][1]float64
 	var net_layer_norm_1_mean [3][4][1]float64
 	var net_layer_norm_1_centered [3][4][8]float64
-	var net_layer_norm_1_var_1 [3][4][8]float64
 	var net_layer_norm_1_var_2 [3][4][1]float64
 	var net_layer_norm_1_var [3][4][1]float64
 	var net_linear_1_x_2 [3][4][1]float64
@@ -31417,11 +30495,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// float64 along-rows add reduction kernel, 12 rows of 6 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce65AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce67AVX512(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce65AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce67AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31455,9 +30533,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31493,31 +30571,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_1_3_centeredRow2 := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
-			net_encoder_block_2_layer_norm_1_3_var_1Row := &net_encoder_block_2_layer_norm_1_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_1_3_var_1Row[i2] = net_encoder_block_2_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1, with _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_1_3_var_1Row2 := &net_encoder_block_2_layer_norm_1_3_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_1_3_centeredRow2 := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_encoder_block_2_layer_norm_1_3_var_1Row2[i2]
+					acc3 += net_encoder_block_2_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_3_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_1_3_var_2[i0][i1][0] = acc3
 			}
@@ -31681,9 +30748,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce67AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX512(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce67AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31703,7 +30770,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1, with _net.encoder_block#2.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1@3/masked, net.encoder_block#2.masked_attention#1@3/m fused
 	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
+		ocannlMap29AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 4 {
@@ -31722,9 +30789,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce68AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX512(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce68AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31821,9 +30888,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31859,31 +30926,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_2_layer_norm_2_3_centeredRow2 := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
-			net_encoder_block_2_layer_norm_2_3_var_1Row := &net_encoder_block_2_layer_norm_2_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_2_layer_norm_2_3_var_1Row[i2] = net_encoder_block_2_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1, with _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_2_layer_norm_2_3_var_1Row2 := &net_encoder_block_2_layer_norm_2_3_var_1[i0][i1]
+				net_encoder_block_2_layer_norm_2_3_centeredRow2 := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
 				acc13 := float64(0)
 				for i2 := range 8 {
-					acc13 += net_encoder_block_2_layer_norm_2_3_var_1Row2[i2]
+					acc13 += net_encoder_block_2_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_3_centeredRow2[i2]
 				}
 				net_encoder_block_2_layer_norm_2_3_var_2[i0][i1][0] = acc13
 			}
@@ -32005,9 +31061,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32043,31 +31099,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_1_3_centeredRow2 := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
-			net_encoder_block_1_layer_norm_1_3_var_1Row := &net_encoder_block_1_layer_norm_1_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_1_3_var_1Row[i2] = net_encoder_block_1_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1, with _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_1_3_var_1Row2 := &net_encoder_block_1_layer_norm_1_3_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_1_3_centeredRow2 := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
 				acc17 := float64(0)
 				for i2 := range 8 {
-					acc17 += net_encoder_block_1_layer_norm_1_3_var_1Row2[i2]
+					acc17 += net_encoder_block_1_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_3_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_1_3_var_2[i0][i1][0] = acc17
 			}
@@ -32231,9 +31276,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce67AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX512(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce67AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce70AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32253,7 +31298,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1, with _net.encoder_block#1.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1@3/masked, net.encoder_block#1.masked_attention#1@3/m fused
 	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap40AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
+		ocannlMap29AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
 	} else {
 		for i0 := range 3 {
 			for i1 := range 4 {
@@ -32272,9 +31317,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce68AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX512(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce68AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce71AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32371,9 +31416,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce68AVX512(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32409,31 +31454,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_encoder_block_1_layer_norm_2_3_centeredRow2 := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
-			net_encoder_block_1_layer_norm_2_3_var_1Row := &net_encoder_block_1_layer_norm_2_3_var_1[i0][i1]
-			for i2 := range 8 {
-				net_encoder_block_1_layer_norm_2_3_var_1Row[i2] = net_encoder_block_1_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_3_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1, with _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_encoder_block_1_layer_norm_2_3_var_1Row2 := &net_encoder_block_1_layer_norm_2_3_var_1[i0][i1]
+				net_encoder_block_1_layer_norm_2_3_centeredRow2 := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
 				acc27 := float64(0)
 				for i2 := range 8 {
-					acc27 += net_encoder_block_1_layer_norm_2_3_var_1Row2[i2]
+					acc27 += net_encoder_block_1_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_3_centeredRow2[i2]
 				}
 				net_encoder_block_1_layer_norm_2_3_var_2[i0][i1][0] = acc27
 			}
@@ -32555,9 +31589,9 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce68AVX512(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce68AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32593,31 +31627,20 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 		}
 	}
 
-	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
-	for i0 := range 3 {
-		for i1 := range 4 {
-			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
-			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1, with _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce66AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce69AVX512(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce69AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
 			for i1 := range 4 {
-				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
 				acc31 := float64(0)
 				for i2 := range 8 {
-					acc31 += net_layer_norm_1_var_1Row2[i2]
+					acc31 += net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
 				}
 				net_layer_norm_1_var_2[i0][i1][0] = acc31
 			}
@@ -32836,17 +31859,13 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 //	      net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] = net.mixer_block#1/x[i0, i1, i2] - net.mixer_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
+//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
 //	fill _net.mixer_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#1/var = pointwise "/." of _net.mixer_block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -32920,17 +31939,13 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 //	      net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] = net.mixer_block#1/x1[i0, i1, i2] - net.mixer_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
+//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
 //	fill _net.mixer_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#2/var = pointwise "/." of _net.mixer_block#1.layer_norm#2/var.2, _dim_d.4
 //	for i0 in 0..1:
@@ -32984,17 +31999,13 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 //	# _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
 //
 //	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/y[i0, i1, i2] = (net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]) + net.mixer_block#1.ch2_b[i2]
 //
-//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
+//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
 //	fill _net/pooled.1 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:  # reduction
-//	      _net/pooled.1[i0, i1] += net/y[i0, i2, i1]
+//	      _net/pooled.1[i0, i1] += (net.mixer_block#1/x1[i0, i2, i1] + _net/y.4[i0, i2, i1]) + net.mixer_block#1.ch2_b[i1]
 //
 //	# net/pooled = pointwise "/." of _net/pooled.1, _dim_p.1
 //	for i0 in 0..1:
@@ -33063,7 +32074,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_mixer_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var [2][4][1]float64
 	var net_mixer_block_1_t_2 [2][4][1]float64
@@ -33076,7 +32086,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_mixer_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_2 [2][4][1]float64
@@ -33085,7 +32094,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	var net_y_1 [2][4][12]float64
 	var net_y_3 [2][4][12]float64
 	var net_y_4 [2][4][8]float64
-	var net_y [2][4][8]float64
 	var net_pooled_1 [2][8]float64
 	var net_pooled [2][8]float64
 	var train_cross_entropy_1_logits_1 [2][3]float64
@@ -33103,11 +32111,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -33140,9 +32148,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33178,31 +32186,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_layer_norm_1_var_1Row := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_var_1Row[i2] = net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -33253,13 +32250,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -33307,13 +32304,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -33359,9 +32356,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33397,31 +32394,20 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_layer_norm_2_var_1Row := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_var_1Row[i2] = net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 				acc7 := float64(0)
 				for i2 := range 8 {
-					acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+					acc7 += net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 			}
@@ -33528,42 +32514,34 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 		}
 	}
 
-	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][i1]
-			net_y_4Row := &net_y_4[i0][i1]
-			net_yRow := &net_y[i0][i1]
-			for i2 := range 8 {
-				net_yRow[i2] = (net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]) + pNetMixerBlock1Ch2B[i2]
-			}
-		}
-	}
-
-	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add add(add(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce71AVX512(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX512(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX2(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
 		for i0 := range 2 {
-			net_yRow2 := &net_y[i0][0]
-			net_yRow3 := &net_y[i0][1]
-			net_yRow4 := &net_y[i0][2]
-			net_yRow5 := &net_y[i0][3]
+			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][0]
+			net_y_4Row := &net_y_4[i0][0]
+			net_mixer_block_1_x1Row5 := &net_mixer_block_1_x1[i0][1]
+			net_y_4Row2 := &net_y_4[i0][1]
+			net_mixer_block_1_x1Row6 := &net_mixer_block_1_x1[i0][2]
+			net_y_4Row3 := &net_y_4[i0][2]
+			net_mixer_block_1_x1Row7 := &net_mixer_block_1_x1[i0][3]
+			net_y_4Row4 := &net_y_4[i0][3]
 			net_pooled_1Row := &net_pooled_1[i0]
 			for i1 := range 8 {
 				acc10 := float64(0)
-				acc10 += net_yRow2[i1]
-				acc10 += net_yRow3[i1]
-				acc10 += net_yRow4[i1]
-				acc10 += net_yRow5[i1]
+				acc10 += (net_mixer_block_1_x1Row4[i1] + net_y_4Row[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row5[i1] + net_y_4Row2[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row6[i1] + net_y_4Row3[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row7[i1] + net_y_4Row4[i1]) + pNetMixerBlock1Ch2B[i1]
 				net_pooled_1Row[i1] = acc10
 			}
 		}
@@ -33881,17 +32859,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] = net.mixer_block#1/x[i0, i1, i2] - net.mixer_block#1.layer_norm#1/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
+//	# _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
 //	fill _net.mixer_block#1.layer_norm#1/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#1/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#1/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#1/var = pointwise "/." of _net.mixer_block#1.layer_norm#1/var.2, _dim_d.2
 //	for i0 in 0..1:
@@ -33969,17 +32943,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] = net.mixer_block#1/x1[i0, i1, i2] - net.mixer_block#1.layer_norm#2/mean[i0, i1, 0]
 //
 //	# _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2] = net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
-//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
+//	# _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
 //	fill _net.mixer_block#1.layer_norm#2/var.2 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:  # reduction
-//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += _net.mixer_block#1.layer_norm#2/var.1[i0, i1, i2]
+//	      _net.mixer_block#1.layer_norm#2/var.2[i0, i1, 0] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# net.mixer_block#1.layer_norm#2/var = pointwise "/." of _net.mixer_block#1.layer_norm#2/var.2, _dim_d.4
 //	for i0 in 0..1:
@@ -34019,16 +32989,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	        _net/y.1[i0, i1, i2] += net.mixer_block#1.dense#1.w[i2, i3] * net.mixer_block#1.dense#1/x[i0, i1, i3]
 //
 //	# _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..11:
-//	      _net/y.2[i0, i1, i2] = _net/y.1[i0, i1, i2] + net.mixer_block#1.dense#1.b[i2]
 //
-//	# _net/y.3 = pointwise relu of _net/y.2
+//	# _net/y.3 = pointwise relu of _net/y.2, with _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..11:
-//	      _net/y.3[i0, i1, i2] = relu(_net/y.2[i0, i1, i2])
+//	      _net/y.3[i0, i1, i2] = relu(_net/y.1[i0, i1, i2] + net.mixer_block#1.dense#1.b[i2])
 //
 //	# _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 //	fill _net/y.4 with 0
@@ -34041,17 +33007,13 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4
 //
 //	# net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      net/y[i0, i1, i2] = (net.mixer_block#1/x1[i0, i1, i2] + _net/y.4[i0, i1, i2]) + net.mixer_block#1.ch2_b[i2]
 //
-//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
+//	# _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
 //	fill _net/pooled.1 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..7:
 //	    for i2 in 0..3:  # reduction
-//	      _net/pooled.1[i0, i1] += net/y[i0, i2, i1]
+//	      _net/pooled.1[i0, i1] += (net.mixer_block#1/x1[i0, i2, i1] + _net/y.4[i0, i2, i1]) + net.mixer_block#1.ch2_b[i1]
 //
 //	# net/pooled = pointwise "/." of _net/pooled.1, _dim_p.1
 //	for i0 in 0..1:
@@ -34121,7 +33083,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1.layer_norm#1/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/centered.grad with 0
-//	fill _net.mixer_block#1.layer_norm#1/var.1.grad with 0
 //	fill _net.mixer_block#1.layer_norm#1/var.2.grad with 0
 //	fill net.mixer_block#1.layer_norm#1/var.grad with 0
 //	fill net.mixer_block#1.layer_norm#1.gamma.grad with 0
@@ -34137,7 +33098,6 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill _net.mixer_block#1.layer_norm#2/mean.1.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/mean.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/centered.grad with 0
-//	fill _net.mixer_block#1.layer_norm#2/var.1.grad with 0
 //	fill _net.mixer_block#1.layer_norm#2/var.2.grad with 0
 //	fill net.mixer_block#1.layer_norm#2/var.grad with 0
 //	fill net.mixer_block#1.layer_norm#2.gamma.grad with 0
@@ -34158,11 +33118,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	fill net.linear#2.w.grad with 0
 //	fill net.linear#2.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -34176,15 +33134,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	# backprop of op 46 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 45 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 45 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 44 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += labels[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 43 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -34197,15 +33152,12 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 41 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 41 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 40 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 39 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -34283,11 +33235,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..11:
 //	        _net/y.3.grad[i0, i1, i3] += net.mixer_block#1.ch2[i2, i3] * net/y.grad[i0, i1, i2]
 //
-//	# backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < v1), g, 0); g1 is _net/y.2.grad
+//	# backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < t), g, 0); g1 is _net/y.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..11:
-//	      _net/y.2.grad[i0, i1, i2] += where(0 < _net/y.2[i0, i1, i2], _net/y.3.grad[i0, i1, i2], 0)
+//	      _net/y.2.grad[i0, i1, i2] += where(0 < _net/y.3[i0, i1, i2], _net/y.3.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g1 =+ g; g1 is _net/y.1.grad (the copy elided: _net/y.1.grad reads _net/y.2.grad)
 //
@@ -34358,23 +33310,19 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..3:
 //	    _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0] += net.mixer_block#1.layer_norm#2/var.grad[i0, i1, 0] / _dim_d.4[0]
 //
-//	# backprop of op 21 (_net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#2/var.1.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
+//	# backprop of op 21 (_net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#2/var.1.grad (the copy elided: _net.mixer_block#1.layer_norm#2/var.1.grad reads _net.mixer_block#1.layer_norm#2/var.2.grad)
 //
 //	# backprop of op 20 (_net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/var.1.grad[i0, i1, i2] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0] * net.mixer_block#1.layer_norm#2/centered[i0, i1, i2]
 //
 //	# backprop of op 20 (_net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.mixer_block#1.layer_norm#2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#2/var.1.grad[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#2/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#2/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g1 =+ g; g1 is net.mixer_block#1/x1.grad
 //	for i0 in 0..1:
@@ -34417,11 +33365,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	      for i3 in 0..4:
 //	        net.mixer_block#1.tok2.grad[i1, i3] += net.mixer_block#1/u[i0, i3, i2] * net/y.grad[i0, i1, i2]
 //
-//	# backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < v1), g, 0); g1 is _net.mixer_block#1/u.1.grad
+//	# backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < t), g, 0); g1 is _net.mixer_block#1/u.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
 //	    for i2 in 0..7:
-//	      _net.mixer_block#1/u.1.grad[i0, i1, i2] += where(0 < _net.mixer_block#1/u.1[i0, i1, i2], net.mixer_block#1/u.grad[i0, i1, i2], 0)
+//	      _net.mixer_block#1/u.1.grad[i0, i1, i2] += where(0 < net.mixer_block#1/u[i0, i1, i2], net.mixer_block#1/u.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 13 (_net.mixer_block#1/u.1 = einsum "+*" "... p | c; p -> h => ... h | c" of net.mixer_block#1/t, net.mixer_block#1.tok1): g1 =+ g * v2; g1 is net.mixer_block#1/t.grad
 //	for i0 in 0..1:
@@ -34484,23 +33432,19 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 //	  for i1 in 0..3:
 //	    _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0] += net.mixer_block#1.layer_norm#1/var.grad[i0, i1, 0] / _dim_d.2[0]
 //
-//	# backprop of op 6 (_net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..7:
-//	      _net.mixer_block#1.layer_norm#1/var.1.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#1/var.1.grad (the copy elided: _net.mixer_block#1.layer_norm#1/var.1.grad reads _net.mixer_block#1.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 5 (_net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/var.1.grad[i0, i1, i2] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0] * net.mixer_block#1.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 5 (_net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.mixer_block#1.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..7:
-//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      net.mixer_block#1.layer_norm#1/centered.grad[i0, i1, i2] += net.mixer_block#1.layer_norm#1/centered[i0, i1, i2] * _net.mixer_block#1.layer_norm#1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g1 =+ g; g1 is net.mixer_block#1/x.grad
 //	for i0 in 0..1:
@@ -34545,7 +33489,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_1_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_1_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var [2][4][1]float64
 	var net_mixer_block_1_t_1 [2][4][8]float64
@@ -34559,7 +33502,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_2_mean_1 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered [2][4][8]float64
-	var net_mixer_block_1_layer_norm_2_var_1 [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2 [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_1 [2][4][8]float64
@@ -34567,10 +33509,8 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_dense_1_x_3 [2][4][1]float64
 	var net_mixer_block_1_dense_1_x [2][4][8]float64
 	var net_y_1 [2][4][12]float64
-	var net_y_2 [2][4][12]float64
 	var net_y_3 [2][4][12]float64
 	var net_y_4 [2][4][8]float64
-	var net_y [2][4][8]float64
 	var net_pooled_1 [2][8]float64
 	var net_pooled [2][8]float64
 	var train_cross_entropy_1_logits_1 [2][3]float64
@@ -34586,7 +33526,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_1_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_centered_grad [2][4][8]float64
-	var net_mixer_block_1_layer_norm_1_var_1_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_1_var_2_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_1_var_grad [2][4][1]float64
 	var net_mixer_block_1_t_1_grad [2][4][8]float64
@@ -34598,7 +33537,6 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_mixer_block_1_layer_norm_2_mean_1_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_mean_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_centered_grad [2][4][8]float64
-	var net_mixer_block_1_layer_norm_2_var_1_grad [2][4][8]float64
 	var net_mixer_block_1_layer_norm_2_var_2_grad [2][4][1]float64
 	var net_mixer_block_1_layer_norm_2_var_grad [2][4][1]float64
 	var net_mixer_block_1_dense_1_x_1_grad [2][4][8]float64
@@ -34611,11 +33549,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	var net_pooled_1_grad [2][8]float64
 	var net_pooled_grad [2][8]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][3]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][3]float64
-	var train_1_grad [2][3]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -34629,11 +33565,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce36AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX512(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce36AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
+			ocannlReduce37AVX2(&net_mixer_block_1_x_1[0][0][i2], &pNetLinear1W[6*i2], &patches[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34666,9 +33602,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_1_mean_1[0][0][0], &net_mixer_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -34704,31 +33640,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_layer_norm_1_var_1Row := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_var_1Row[i2] = net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1, with _net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_1_var_2[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_1_var_1Row2 := &net_mixer_block_1_layer_norm_1_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_1_centeredRow2 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 				acc3 := float64(0)
 				for i2 := range 8 {
-					acc3 += net_mixer_block_1_layer_norm_1_var_1Row2[i2]
+					acc3 += net_mixer_block_1_layer_norm_1_centeredRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_1_var_2[i0][i1][0] = acc3
 			}
@@ -34790,13 +33715,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX512(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce72AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -34844,13 +33769,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX512(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce73AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -34896,9 +33821,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net.mixer_block#1.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.mixer_block#1/x1
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX512(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
+		ocannlReduce38AVX2(&net_mixer_block_1_layer_norm_2_mean_1[0][0][0], &net_mixer_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -34934,31 +33859,20 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_layer_norm_2_var_1Row := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_var_1Row[i2] = net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
-			}
-		}
-	}
-
-	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1
-	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1, with _net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered fused
+	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX512(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_var_1[0][0][0])
+		ocannlReduce39AVX2(&net_mixer_block_1_layer_norm_2_var_2[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
 			for i1 := range 4 {
-				net_mixer_block_1_layer_norm_2_var_1Row2 := &net_mixer_block_1_layer_norm_2_var_1[i0][i1]
+				net_mixer_block_1_layer_norm_2_centeredRow2 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 				acc7 := float64(0)
 				for i2 := range 8 {
-					acc7 += net_mixer_block_1_layer_norm_2_var_1Row2[i2]
+					acc7 += net_mixer_block_1_layer_norm_2_centeredRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow2[i2]
 				}
 				net_mixer_block_1_layer_norm_2_var_2[i0][i1][0] = acc7
 			}
@@ -35038,24 +33952,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b
+	// _net/y.3 = pointwise relu of _net/y.2, with _net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_y_1Row := &net_y_1[i0][i1]
-			net_y_2Row := &net_y_2[i0][i1]
-			for i2 := range 12 {
-				net_y_2Row[i2] = net_y_1Row[i2] + pNetMixerBlock1Dense1B[i2]
-			}
-		}
-	}
-
-	// _net/y.3 = pointwise relu of _net/y.2
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_y_2Row2 := &net_y_2[i0][i1]
 			net_y_3Row := &net_y_3[i0][i1]
 			for i2 := range 12 {
-				r2 := net_y_2Row2[i2]
+				r2 := net_y_1Row[i2] + pNetMixerBlock1Dense1B[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -35087,42 +33990,34 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][i1]
-			net_y_4Row := &net_y_4[i0][i1]
-			net_yRow := &net_y[i0][i1]
-			for i2 := range 8 {
-				net_yRow[i2] = (net_mixer_block_1_x1Row4[i2] + net_y_4Row[i2]) + pNetMixerBlock1Ch2B[i2]
-			}
-		}
-	}
-
-	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y
-	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX512, AVX2.
+	// _net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y, with net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b, with _net/y.5 = pointwise "+" of net.mixer_block#1/x1, _net/y.4 fused fused
+	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add add(add(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlReduce71AVX512(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX512(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce74AVX2(&net_pooled_1[i0][0], &net_mixer_block_1_x1[i0][0][0], &net_y_4[i0][0][0], &pNetMixerBlock1Ch2B[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
 		for i0 := range 2 {
-			net_yRow2 := &net_y[i0][0]
-			net_yRow3 := &net_y[i0][1]
-			net_yRow4 := &net_y[i0][2]
-			net_yRow5 := &net_y[i0][3]
+			net_mixer_block_1_x1Row4 := &net_mixer_block_1_x1[i0][0]
+			net_y_4Row := &net_y_4[i0][0]
+			net_mixer_block_1_x1Row5 := &net_mixer_block_1_x1[i0][1]
+			net_y_4Row2 := &net_y_4[i0][1]
+			net_mixer_block_1_x1Row6 := &net_mixer_block_1_x1[i0][2]
+			net_y_4Row3 := &net_y_4[i0][2]
+			net_mixer_block_1_x1Row7 := &net_mixer_block_1_x1[i0][3]
+			net_y_4Row4 := &net_y_4[i0][3]
 			net_pooled_1Row := &net_pooled_1[i0]
 			for i1 := range 8 {
 				acc10 := float64(0)
-				acc10 += net_yRow2[i1]
-				acc10 += net_yRow3[i1]
-				acc10 += net_yRow4[i1]
-				acc10 += net_yRow5[i1]
+				acc10 += (net_mixer_block_1_x1Row4[i1] + net_y_4Row[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row5[i1] + net_y_4Row2[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row6[i1] + net_y_4Row3[i1]) + pNetMixerBlock1Ch2B[i1]
+				acc10 += (net_mixer_block_1_x1Row7[i1] + net_y_4Row4[i1]) + pNetMixerBlock1Ch2B[i1]
 				net_pooled_1Row[i1] = acc10
 			}
 		}
@@ -35257,22 +34152,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 46 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 45 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 44 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 44 (_train.1 = pointwise "*." of labels, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		labelsRow2 := &labels[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += labelsRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -35292,22 +34178,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 41 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 40 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -35419,9 +34296,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap30AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap30AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]
@@ -35437,9 +34314,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35513,15 +34390,15 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < v1), g, 0); g1 is _net/y.2.grad
+	// backprop of op 30 (_net/y.3 = pointwise relu of _net/y.2): g1 =+ where((0 < t), g, 0); g1 is _net/y.2.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_y_2Row3 := &net_y_2[i0][i1]
+			net_y_3Row4 := &net_y_3[i0][i1]
 			net_y_3_gradRow2 := &net_y_3_grad[i0][i1]
 			net_y_2_gradRow := &net_y_2_grad[i0][i1]
 			for i2 := range 12 {
 				var r7 float64
-				if 0 < net_y_2Row3[i2] {
+				if 0 < net_y_3Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -35536,9 +34413,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce72AVX512(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce75AVX512(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce72AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce75AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35615,9 +34492,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35651,9 +34528,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX512(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce52AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -35692,9 +34569,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 23 (_net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35737,25 +34614,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 21 (_net.mixer_block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_var_2_gradV := net_mixer_block_1_layer_norm_2_var_2_grad[i0][i1][0]
-			net_mixer_block_1_layer_norm_2_var_1_gradRow := &net_mixer_block_1_layer_norm_2_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_var_1_gradRow[i2] += net_mixer_block_1_layer_norm_2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 20 (_net.mixer_block#1.layer_norm#2/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#2/centered, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_2_var_1_gradRow2 := &net_mixer_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_2_var_2_gradV := net_mixer_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_2_centeredRow8 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
 			net_mixer_block_1_layer_norm_2_centered_gradRow2 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_2_var_1_gradRow2[i2] * net_mixer_block_1_layer_norm_2_centeredRow8[i2]
+				net_mixer_block_1_layer_norm_2_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_2_var_2_gradV * net_mixer_block_1_layer_norm_2_centeredRow8[i2]
 			}
 		}
 	}
@@ -35764,10 +34630,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_2_centeredRow9 := &net_mixer_block_1_layer_norm_2_centered[i0][i1]
-			net_mixer_block_1_layer_norm_2_var_1_gradRow3 := &net_mixer_block_1_layer_norm_2_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_2_var_2_gradV2 := net_mixer_block_1_layer_norm_2_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_2_centered_gradRow3 := &net_mixer_block_1_layer_norm_2_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_2_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_2_centeredRow9[i2] * net_mixer_block_1_layer_norm_2_var_1_gradRow3[i2]
+				net_mixer_block_1_layer_norm_2_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_2_centeredRow9[i2] * net_mixer_block_1_layer_norm_2_var_2_gradV2
 			}
 		}
 	}
@@ -35786,9 +34652,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -35828,13 +34694,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce76AVX512(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce76AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_y_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -35857,13 +34723,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
+				ocannlReduce77AVX512(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
+				ocannlReduce77AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_y_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -35890,15 +34756,15 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < v1), g, 0); g1 is _net.mixer_block#1/u.1.grad
+	// backprop of op 14 (net.mixer_block#1/u = pointwise relu of _net.mixer_block#1/u.1): g1 =+ where((0 < t), g, 0); g1 is _net.mixer_block#1/u.1.grad
 	for i0 := range 2 {
 		for i1 := range 5 {
-			net_mixer_block_1_u_1Row3 := &net_mixer_block_1_u_1[i0][i1]
+			net_mixer_block_1_uRow8 := &net_mixer_block_1_u[i0][i1]
 			net_mixer_block_1_u_gradRow2 := &net_mixer_block_1_u_grad[i0][i1]
 			net_mixer_block_1_u_1_gradRow := &net_mixer_block_1_u_1_grad[i0][i1]
 			for i2 := range 8 {
 				var r9 float64
-				if 0 < net_mixer_block_1_u_1Row3[i2] {
+				if 0 < net_mixer_block_1_uRow8[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -35915,13 +34781,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce75AVX512(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce78AVX512(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce75AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce78AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else {
@@ -35944,13 +34810,13 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce76AVX512(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce79AVX512(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce76AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce79AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else {
@@ -35980,9 +34846,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36016,9 +34882,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce52AVX512(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce52AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36057,9 +34923,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 8 (_net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce51AVX512(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX512(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce53AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36102,25 +34968,14 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 		}
 	}
 
-	// backprop of op 6 (_net.mixer_block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.mixer_block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.mixer_block#1.layer_norm#1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_var_2_gradV := net_mixer_block_1_layer_norm_1_var_2_grad[i0][i1][0]
-			net_mixer_block_1_layer_norm_1_var_1_gradRow := &net_mixer_block_1_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_var_1_gradRow[i2] += net_mixer_block_1_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_net.mixer_block#1.layer_norm#1/var.1 = pointwise "*." of net.mixer_block#1.layer_norm#1/centered, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
-			net_mixer_block_1_layer_norm_1_var_1_gradRow2 := &net_mixer_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_1_var_2_gradV := net_mixer_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_1_centeredRow8 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
 			net_mixer_block_1_layer_norm_1_centered_gradRow2 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_1_var_1_gradRow2[i2] * net_mixer_block_1_layer_norm_1_centeredRow8[i2]
+				net_mixer_block_1_layer_norm_1_centered_gradRow2[i2] += net_mixer_block_1_layer_norm_1_var_2_gradV * net_mixer_block_1_layer_norm_1_centeredRow8[i2]
 			}
 		}
 	}
@@ -36129,10 +34984,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	for i0 := range 2 {
 		for i1 := range 4 {
 			net_mixer_block_1_layer_norm_1_centeredRow9 := &net_mixer_block_1_layer_norm_1_centered[i0][i1]
-			net_mixer_block_1_layer_norm_1_var_1_gradRow3 := &net_mixer_block_1_layer_norm_1_var_1_grad[i0][i1]
+			net_mixer_block_1_layer_norm_1_var_2_gradV2 := net_mixer_block_1_layer_norm_1_var_2_grad[i0][i1][0]
 			net_mixer_block_1_layer_norm_1_centered_gradRow3 := &net_mixer_block_1_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 8 {
-				net_mixer_block_1_layer_norm_1_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_1_centeredRow9[i2] * net_mixer_block_1_layer_norm_1_var_1_gradRow3[i2]
+				net_mixer_block_1_layer_norm_1_centered_gradRow3[i2] += net_mixer_block_1_layer_norm_1_centeredRow9[i2] * net_mixer_block_1_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -36151,9 +35006,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce52AVX512(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX512(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce54AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36191,9 +35046,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce49AVX512(&gNetLinear1B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX512(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce49AVX2(&gNetLinear1B[0], &net_y_grad[0][0][0])
+		ocannlReduce51AVX2(&gNetLinear1B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36216,11 +35071,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 8 {
-			ocannlReduce58AVX512(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce60AVX512(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce60AVX2(&gNetLinear1W[6*i2], &net_y_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -36332,15 +35187,12 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 //	    train.mse#1/d[i0, i1] = (_train.mse#1/a.4[i0, i1] + dec.b_out[i1]) - x[i0, i1]
 //
 //	# _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.1[i0, i1] = train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
-//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
 //	fill _train.2 with 0
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:  # reduction
-//	    _train.2[0] += _train.1[i0, i1]
+//	    _train.2[0] += train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
 //	# train = pointwise "/." of _train.2, _dim_b.1
 //	train[0] = _train.2[0] / _dim_b.1[0]
@@ -36353,18 +35205,17 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	var train_mse_1_a_3 [4][8]float64
 	var train_mse_1_a_4 [4][12]float64
 	var train_mse_1_d [4][12]float64
-	var train_1 [4][12]float64
 	var train_2 [1]float64
 
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce77AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36398,11 +35249,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce78AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36459,11 +35310,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce79AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36490,28 +35341,19 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 		}
 	}
 
-	// _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-	for i0 := range 4 {
-		train_mse_1_dRow2 := &train_mse_1_d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 12 {
-			train_1Row[i1] = train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
-		}
-	}
-
-	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX512(&train_2[0], &train_mse_1_d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX2(&train_2[0], &train_mse_1_d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := float64(0)
 		for i0 := range 4 {
-			train_1Row2 := &train_1[i0]
+			train_mse_1_dRow2 := &train_mse_1_d[i0]
 			for i1 := range 12 {
-				acc5 += train_1Row2[i1]
+				acc5 += train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
 			}
 		}
 		train_2[0] = acc5
@@ -36589,14 +35431,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      _enc.linear#1/x.1[i0, i1] += enc.dense#1.w[i1, i2] * x[i0, i2]
 //
 //	# _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _enc.linear#1/x.2[i0, i1] = _enc.linear#1/x.1[i0, i1] + enc.dense#1.b[i1]
 //
-//	# enc.linear#1/x = pointwise relu of _enc.linear#1/x.2
+//	# enc.linear#1/x = pointwise relu of _enc.linear#1/x.2, with _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    enc.linear#1/x[i0, i1] = relu(_enc.linear#1/x.2[i0, i1])
+//	    enc.linear#1/x[i0, i1] = relu(_enc.linear#1/x.1[i0, i1] + enc.dense#1.b[i1])
 //
 //	# _dec/z.1 = compose "*" of enc.linear#1.w, enc.linear#1/x
 //	fill _dec/z.1 with 0
@@ -36620,14 +35459,11 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      _train.mse#1/a.1[i0, i1] += dec.dense#1.w[i1, i2] * dec/z[i0, i2]
 //
 //	# _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b
-//	for i0 in 0..3:
-//	  for i1 in 0..7:
-//	    _train.mse#1/a.2[i0, i1] = _train.mse#1/a.1[i0, i1] + dec.dense#1.b[i1]
 //
-//	# _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2
+//	# _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2, with _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b fused
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _train.mse#1/a.3[i0, i1] = relu(_train.mse#1/a.2[i0, i1])
+//	    _train.mse#1/a.3[i0, i1] = relu(_train.mse#1/a.1[i0, i1] + dec.dense#1.b[i1])
 //
 //	# _train.mse#1/a.4 = compose "*" of dec.w_out, _train.mse#1/a.3
 //	fill _train.mse#1/a.4 with 0
@@ -36644,15 +35480,12 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	    train.mse#1/d[i0, i1] = (_train.mse#1/a.4[i0, i1] + dec.b_out[i1]) - x[i0, i1]
 //
 //	# _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.1[i0, i1] = train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
-//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
 //	fill _train.2 with 0
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..11:  # reduction
-//	    _train.2[0] += _train.1[i0, i1]
+//	    _train.2[0] += train.mse#1/d[i0, i1] * train.mse#1/d[i0, i1]
 //
 //	# train = pointwise "/." of _train.2, _dim_b.1
 //	train[0] = _train.2[0] / _dim_b.1[0]
@@ -36673,7 +35506,6 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	fill _train.mse#1/a.3.grad with 0
 //	fill dec.b_out.grad with 0
 //	fill train.mse#1/d.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill train.grad with 0
 //
@@ -36683,20 +35515,17 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	# backprop of op 14 (train = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += train.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 13 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..11:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 13 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g1 =+ g * v2; g1 is train.mse#1/d.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    train.mse#1/d.grad[i0, i1] += _train.1.grad[i0, i1] * train.mse#1/d[i0, i1]
+//	    train.mse#1/d.grad[i0, i1] += _train.2.grad[0] * train.mse#1/d[i0, i1]
 //
 //	# backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g2 =+ v1 * g; g2 is train.mse#1/d.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..11:
-//	    train.mse#1/d.grad[i0, i1] += train.mse#1/d[i0, i1] * _train.1.grad[i0, i1]
+//	    train.mse#1/d.grad[i0, i1] += train.mse#1/d[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 11 (train.mse#1/d = pointwise "-" of train.mse#1/a, x): g1 =+ g; g1 is train.mse#1/a.grad (the copy elided: train.mse#1/a.grad reads train.mse#1/d.grad)
 //
@@ -36719,10 +35548,10 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	    for i2 in 0..7:
 //	      _train.mse#1/a.3.grad[i0, i2] += dec.w_out[i1, i2] * train.mse#1/d.grad[i0, i1]
 //
-//	# backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < v1), g, 0); g1 is _train.mse#1/a.2.grad
+//	# backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < t), g, 0); g1 is _train.mse#1/a.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _train.mse#1/a.2.grad[i0, i1] += where(0 < _train.mse#1/a.2[i0, i1], _train.mse#1/a.3.grad[i0, i1], 0)
+//	    _train.mse#1/a.2.grad[i0, i1] += where(0 < _train.mse#1/a.3[i0, i1], _train.mse#1/a.3.grad[i0, i1], 0)
 //
 //	# backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g1 =+ g; g1 is _train.mse#1/a.1.grad (the copy elided: _train.mse#1/a.1.grad reads _train.mse#1/a.2.grad)
 //
@@ -36767,10 +35596,10 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	    for i2 in 0..7:
 //	      enc.linear#1/x.grad[i0, i2] += enc.linear#1.w[i1, i2] * _dec/z.2.grad[i0, i1]
 //
-//	# backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _enc.linear#1/x.2.grad
+//	# backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _enc.linear#1/x.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..7:
-//	    _enc.linear#1/x.2.grad[i0, i1] += where(0 < _enc.linear#1/x.2[i0, i1], enc.linear#1/x.grad[i0, i1], 0)
+//	    _enc.linear#1/x.2.grad[i0, i1] += where(0 < enc.linear#1/x[i0, i1], enc.linear#1/x.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g1 =+ g; g1 is _enc.linear#1/x.1.grad (the copy elided: _enc.linear#1/x.1.grad reads _enc.linear#1/x.2.grad)
 //
@@ -36786,16 +35615,13 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 //	      enc.dense#1.w.grad[i1, i2] += _enc.linear#1/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEncDense1B *[8]float64, pEncLinear1W *[24]float64, pEncLinear1B *[3]float64, pDecWOut *[96]float64, pDecDense1W *[24]float64, pDecDense1B *[8]float64, pDecBOut *[12]float64, gEncDense1W *[96]float64, gEncDense1B *[8]float64, gEncLinear1W *[24]float64, gEncLinear1B *[3]float64, gDecWOut *[96]float64, gDecDense1W *[24]float64, gDecDense1B *[8]float64, gDecBOut *[12]float64, loss *[1]float64) {
 	var enc_linear_1_x_1 [4][8]float64
-	var enc_linear_1_x_2 [4][8]float64
 	var enc_linear_1_x [4][8]float64
 	var dec_z_1 [4][3]float64
 	var dec_z [4][3]float64
 	var train_mse_1_a_1 [4][8]float64
-	var train_mse_1_a_2 [4][8]float64
 	var train_mse_1_a_3 [4][8]float64
 	var train_mse_1_a_4 [4][12]float64
 	var train_mse_1_d [4][12]float64
-	var train_1 [4][12]float64
 	var train_2 [1]float64
 	var enc_linear_1_x_2_grad [4][8]float64
 	var enc_linear_1_x_grad [4][8]float64
@@ -36804,7 +35630,6 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	var train_mse_1_a_2_grad [4][8]float64
 	var train_mse_1_a_3_grad [4][8]float64
 	var train_mse_1_d_grad [4][12]float64
-	var train_1_grad [4][12]float64
 	var train_2_grad [1]float64
 	var train_grad [1]float64
 
@@ -36812,11 +35637,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce77AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX512(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce80AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36833,21 +35658,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b
+	// enc.linear#1/x = pointwise relu of _enc.linear#1/x.2, with _enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b fused
 	for i0 := range 4 {
 		enc_linear_1_x_1Row := &enc_linear_1_x_1[i0]
-		enc_linear_1_x_2Row := &enc_linear_1_x_2[i0]
-		for i1 := range 8 {
-			enc_linear_1_x_2Row[i1] = enc_linear_1_x_1Row[i1] + pEncDense1B[i1]
-		}
-	}
-
-	// enc.linear#1/x = pointwise relu of _enc.linear#1/x.2
-	for i0 := range 4 {
-		enc_linear_1_x_2Row2 := &enc_linear_1_x_2[i0]
 		enc_linear_1_xRow := &enc_linear_1_x[i0]
 		for i1 := range 8 {
-			r := enc_linear_1_x_2Row2[i1]
+			r := enc_linear_1_x_1Row[i1] + pEncDense1B[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -36859,11 +35675,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce78AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX512(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36903,21 +35719,12 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b
+	// _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2, with _train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b fused
 	for i0 := range 4 {
 		train_mse_1_a_1Row := &train_mse_1_a_1[i0]
-		train_mse_1_a_2Row := &train_mse_1_a_2[i0]
-		for i1 := range 8 {
-			train_mse_1_a_2Row[i1] = train_mse_1_a_1Row[i1] + pDecDense1B[i1]
-		}
-	}
-
-	// _train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2
-	for i0 := range 4 {
-		train_mse_1_a_2Row2 := &train_mse_1_a_2[i0]
 		train_mse_1_a_3Row := &train_mse_1_a_3[i0]
 		for i1 := range 8 {
-			r2 := train_mse_1_a_2Row2[i1]
+			r2 := train_mse_1_a_1Row[i1] + pDecDense1B[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -36929,11 +35736,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce79AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX512(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce82AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36960,28 +35767,19 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d
-	for i0 := range 4 {
-		train_mse_1_dRow2 := &train_mse_1_d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 12 {
-			train_1Row[i1] = train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
-		}
-	}
-
-	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1, with _train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d fused
+	// float64 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX512(&train_2[0], &train_mse_1_d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce83AVX2(&train_2[0], &train_mse_1_d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc5 := float64(0)
 		for i0 := range 4 {
-			train_1Row2 := &train_1[i0]
+			train_mse_1_dRow2 := &train_mse_1_d[i0]
 			for i1 := range 12 {
-				acc5 += train_1Row2[i1]
+				acc5 += train_mse_1_dRow2[i1] * train_mse_1_dRow2[i1]
 			}
 		}
 		train_2[0] = acc5
@@ -37006,32 +35804,23 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 14 (train = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_grad[0] / 4
 
-	// backprop of op 13 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g1 =+ g * v2; g1 is train.mse#1/d.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 12 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g1 =+ g * v2; g1 is train.mse#1/d.grad
-	for i0 := range 4 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_mse_1_dRow3 := &train_mse_1_d[i0]
 		train_mse_1_d_gradRow := &train_mse_1_d_grad[i0]
 		for i1 := range 12 {
-			train_mse_1_d_gradRow[i1] += train_1_gradRow2[i1] * train_mse_1_dRow3[i1]
+			train_mse_1_d_gradRow[i1] += train_2_gradV * train_mse_1_dRow3[i1]
 		}
 	}
 
 	// backprop of op 12 (_train.1 = pointwise "*." of train.mse#1/d, train.mse#1/d): g2 =+ v1 * g; g2 is train.mse#1/d.grad
+	train_2_gradV2 := train_2_grad[0]
 	for i0 := range 4 {
 		train_mse_1_dRow4 := &train_mse_1_d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		train_mse_1_d_gradRow2 := &train_mse_1_d_grad[i0]
 		for i1 := range 12 {
-			train_mse_1_d_gradRow2[i1] += train_mse_1_dRow4[i1] * train_1_gradRow3[i1]
+			train_mse_1_d_gradRow2[i1] += train_mse_1_dRow4[i1] * train_2_gradV2
 		}
 	}
 
@@ -37061,11 +35850,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 12 {
-			ocannlReduce80AVX512(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce84AVX512(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
-			ocannlReduce80AVX2(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce84AVX2(&gDecWOut[8*i1], &train_mse_1_d_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37084,11 +35873,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce81AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
+			ocannlReduce85AVX512(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce81AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
+			ocannlReduce85AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_d_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -37115,14 +35904,14 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < v1), g, 0); g1 is _train.mse#1/a.2.grad
+	// backprop of op 8 (_train.mse#1/a.3 = pointwise relu of _train.mse#1/a.2): g1 =+ where((0 < t), g, 0); g1 is _train.mse#1/a.2.grad
 	for i0 := range 4 {
-		train_mse_1_a_2Row3 := &train_mse_1_a_2[i0]
+		train_mse_1_a_3Row4 := &train_mse_1_a_3[i0]
 		train_mse_1_a_3_gradRow2 := &train_mse_1_a_3_grad[i0]
 		train_mse_1_a_2_gradRow := &train_mse_1_a_2_grad[i0]
 		for i1 := range 8 {
 			var r3 float64
-			if 0 < train_mse_1_a_2Row3[i1] {
+			if 0 < train_mse_1_a_3Row4[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)
@@ -37136,9 +35925,9 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce82AVX512(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce86AVX512(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce82AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce86AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		train_mse_1_a_2_gradRow2 := &train_mse_1_a_2_grad[0]
@@ -37220,11 +36009,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 3 {
-			ocannlReduce83AVX512(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce87AVX512(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce83AVX2(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce87AVX2(&gEncLinear1W[8*i1], &dec_z_2_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37258,14 +36047,14 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 		}
 	}
 
-	// backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _enc.linear#1/x.2.grad
+	// backprop of op 2 (enc.linear#1/x = pointwise relu of _enc.linear#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _enc.linear#1/x.2.grad
 	for i0 := range 4 {
-		enc_linear_1_x_2Row3 := &enc_linear_1_x_2[i0]
+		enc_linear_1_xRow4 := &enc_linear_1_x[i0]
 		enc_linear_1_x_gradRow2 := &enc_linear_1_x_grad[i0]
 		enc_linear_1_x_2_gradRow := &enc_linear_1_x_2_grad[i0]
 		for i1 := range 8 {
 			var r5 float64
-			if 0 < enc_linear_1_x_2Row3[i1] {
+			if 0 < enc_linear_1_xRow4[i1] {
 				r5 = 1
 			}
 			r6 := float64(0)
@@ -37279,9 +36068,9 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce82AVX512(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce86AVX512(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce82AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce86AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		enc_linear_1_x_2_gradRow2 := &enc_linear_1_x_2_grad[0]
@@ -37302,11 +36091,11 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i1 := range 8 {
-			ocannlReduce84AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
+			ocannlReduce88AVX512(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce84AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
+			ocannlReduce88AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_2_grad[0][i1], &x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37373,9 +36162,9 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce77AVX512(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce80AVX512(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce77AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce80AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		xRow := &x[0]
@@ -37954,9 +36743,9 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 //	  for i1 in 0..4:
 //	    net/a2.grad[0, i1] += net.w3[i0, i1] * _train.cross_entropy#1/logits.1.grad[0, i0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..4:
-//	  _net/a2.2.grad[0, i0] += where(0 < _net/a2.2[0, i0], net/a2.grad[0, i0], 0)
+//	  _net/a2.2.grad[0, i0] += where(0 < net/a2[0, i0], net/a2.grad[0, i0], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..4:
@@ -37976,9 +36765,9 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 //	  for i1 in 0..5:
 //	    net/a1.grad[0, i1] += net.w2[i0, i1] * _net/a2.1.grad[0, i0]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
-//	  _net/a1.2.grad[0, i0] += where(0 < _net/a1.2[0, i0], net/a1.grad[0, i0], 0)
+//	  _net/a1.2.grad[0, i0] += where(0 < net/a1[0, i0], net/a1.grad[0, i0], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..5:
@@ -38336,13 +37125,13 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 		net_a2_gradRow[i1] = acc10
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	net_a2_2Row3 := &net_a2_2[0]
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+	net_a2Row4 := &net_a2[0]
 	net_a2_gradRow2 := &net_a2_grad[0]
 	net_a2_2_gradRow := &net_a2_2_grad[0]
 	for i0 := range 5 {
 		var r7 float64
-		if 0 < net_a2_2Row3[i0] {
+		if 0 < net_a2Row4[i0] {
 			r7 = 1
 		}
 		r8 := float64(0)
@@ -38398,13 +37187,13 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 		net_a1_gradRow[i1] = acc11
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	net_a1_2Row3 := &net_a1_2[0]
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+	net_a1Row4 := &net_a1[0]
 	net_a1_gradRow2 := &net_a1_grad[0]
 	net_a1_2_gradRow := &net_a1_2_grad[0]
 	for i0 := range 6 {
 		var r9 float64
-		if 0 < net_a1_2Row3[i0] {
+		if 0 < net_a1Row4[i0] {
 			r9 = 1
 		}
 		r10 := float64(0)
@@ -38805,14 +37594,11 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -38822,14 +37608,11 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -38900,11 +37683,9 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -38918,15 +37699,12 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -38939,15 +37717,12 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -38988,10 +37763,10 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -39012,10 +37787,10 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -39031,10 +37806,8 @@ func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[1
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [4][6]float64
-	var net_a1_2 [4][6]float64
 	var net_a1 [4][6]float64
 	var net_a2_1 [4][5]float64
-	var net_a2_2 [4][5]float64
 	var net_a2 [4][5]float64
 	var train_cross_entropy_1_logits_1 [4][2]float64
 	var train_cross_entropy_1_logits [4][2]float64
@@ -39051,11 +37824,9 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
 	var train_cross_entropy_1_logp_grad [4][2]float64
-	var train_1_grad [4][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -39079,21 +37850,12 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -39115,21 +37877,12 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -39251,22 +38004,13 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -39286,22 +38030,13 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -39402,14 +38137,14 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -39472,14 +38207,14 @@ func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -39885,14 +38620,11 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -39902,14 +38634,11 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -39980,11 +38709,9 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -39998,15 +38725,12 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -40019,15 +38743,12 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -40068,10 +38789,10 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -40092,10 +38813,10 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -40111,10 +38832,8 @@ func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[1
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [2][6]float64
-	var net_a1_2 [2][6]float64
 	var net_a1 [2][6]float64
 	var net_a2_1 [2][5]float64
-	var net_a2_2 [2][5]float64
 	var net_a2 [2][5]float64
 	var train_cross_entropy_1_logits_1 [2][2]float64
 	var train_cross_entropy_1_logits [2][2]float64
@@ -40131,11 +38850,9 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][2]float64
-	var train_1_grad [2][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -40159,21 +38876,12 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -40195,21 +38903,12 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -40331,22 +39030,13 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -40366,22 +39056,13 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -40478,14 +39159,14 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -40544,14 +39225,14 @@ func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -41317,10 +39998,10 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	    for i2 in 0..4:
 //	      net/a2.grad[0, i0, i2] += net.w3[i1, i2] * _train.log_softmax#1/x.1.grad[0, i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[0, i0, i1] += where(0 < _net/a2.2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
+//	    _net/a2.2.grad[0, i0, i1] += where(0 < net/a2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..1:
@@ -41344,10 +40025,10 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	    for i2 in 0..5:
 //	      net/a1.grad[0, i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[0, i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[0, i0, i1] += where(0 < _net/a1.2[0, i0, i1], net/a1.grad[0, i0, i1], 0)
+//	    _net/a1.2.grad[0, i0, i1] += where(0 < net/a1[0, i0, i1], net/a1.grad[0, i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..1:
@@ -41772,14 +40453,14 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[0][i0]
+		net_a2Row4 := &net_a2[0][i0]
 		net_a2_gradRow2 := &net_a2_grad[0][i0]
 		net_a2_2_gradRow := &net_a2_2_grad[0][i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -41847,14 +40528,14 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[0][i0]
+		net_a1Row4 := &net_a1[0][i0]
 		net_a1_gradRow2 := &net_a1_grad[0][i0]
 		net_a1_2_gradRow := &net_a1_2_grad[0][i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -42076,11 +40757,11 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -42300,16 +40981,12 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..5:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..5:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -42320,16 +40997,12 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..4:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -42406,11 +41079,9 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -42420,17 +41091,13 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -42445,17 +41112,13 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -42502,11 +41165,11 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	      for i3 in 0..4:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..4:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -42530,11 +41193,11 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	      for i3 in 0..5:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..5:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -42552,10 +41215,8 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [3][2][6]float64
-	var net_a1_2 [3][2][6]float64
 	var net_a1 [3][2][6]float64
 	var net_a2_1 [3][2][5]float64
-	var net_a2_2 [3][2][5]float64
 	var net_a2 [3][2][5]float64
 	var train_log_softmax_1_x_1 [3][2][2]float64
 	var train_log_softmax_1_x [3][2][2]float64
@@ -42571,11 +41232,9 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	var net_a2_2_grad [3][2][5]float64
 	var net_a2_grad [3][2][5]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
 	var train_4_grad [3][2][2]float64
-	var train_5_grad [3][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -42600,24 +41259,13 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 6 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 6 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -42630,11 +41278,11 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -42653,24 +41301,13 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 5 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 5 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -42807,25 +41444,14 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -42853,25 +41479,14 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -42983,15 +41598,15 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2Row4 := &net_a2[i0][i1]
 			net_a2_gradRow2 := &net_a2_grad[i0][i1]
 			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 			for i2 := range 5 {
 				var r7 float64
-				if 0 < net_a2_2Row3[i2] {
+				if 0 < net_a2Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -43020,11 +41635,11 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce86AVX512(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce90AVX512(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce86AVX2(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce90AVX2(&gNetW2[6*i2], &net_a2_2_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else {
 		for i0 := range 3 {
@@ -43068,15 +41683,15 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1Row4 := &net_a1[i0][i1]
 			net_a1_gradRow2 := &net_a1_grad[i0][i1]
 			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 			for i2 := range 6 {
 				var r9 float64
-				if 0 < net_a1_2Row3[i2] {
+				if 0 < net_a1Row4[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -43091,9 +41706,9 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce87AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
+		ocannlReduce91AVX512(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce87AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
+		ocannlReduce91AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 3 {
@@ -43234,11 +41849,11 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i2 := range 5 {
-			ocannlReduce85AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX512(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce89AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -43563,19 +42178,14 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 //	        net.batch_norm#1/centered[i0, i1, i2, i3] = net.batch_norm#1/x[i0, i1, i2, i3] + _net.batch_norm#1/centered.1[i3]
 //
 //	# _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.batch_norm#1/var.1[i0, i1, i2, i3] = net.batch_norm#1/centered[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
 //	fill _net.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.batch_norm#1/var.2[i0] += _net.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.batch_norm#1/var.2[i0] += net.batch_norm#1/centered[i1, i2, i3, i0] * net.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_net.batch_norm#1/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -43668,19 +42278,14 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 //	        net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#2/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#2/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#2/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
 //	fill _net.basic#1.batch_norm#2/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#2/var.2[i0] += _net.basic#1.batch_norm#2/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#2/var.2[i0] += net.basic#1.batch_norm#2/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#2/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
 //	_net.basic#1.batch_norm#2/var.3[0] = _dim_b.5[0] * _dim_s.5[0]
@@ -43773,19 +42378,14 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 //	        net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#1/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#1/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#1/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
 //	fill _net.basic#1.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#1/var.2[i0] += _net.basic#1.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#1/var.2[i0] += net.basic#1.batch_norm#1/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
 //	_net.basic#1.batch_norm#1/var.3[0] = _dim_b.8[0] * _dim_s.8[0]
@@ -43913,7 +42513,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	var net_batch_norm_1_mean_2 [1]float64
 	var net_batch_norm_1_centered_1 [4]float64
 	var net_batch_norm_1_centered [4][4][4][4]float64
-	var net_batch_norm_1_var_1 [4][4][4][4]float64
 	var net_batch_norm_1_var_2 [4]float64
 	var net_batch_norm_1_var_3 [1]float64
 	var net_batch_norm_1_var [4]float64
@@ -43929,7 +42528,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	var net_basic_1_batch_norm_2_mean_2 [1]float64
 	var net_basic_1_batch_norm_2_centered_1 [4]float64
 	var net_basic_1_batch_norm_2_centered [4][4][4][4]float64
-	var net_basic_1_batch_norm_2_var_1 [4][4][4][4]float64
 	var net_basic_1_batch_norm_2_var_2 [4]float64
 	var net_basic_1_batch_norm_2_var_3 [1]float64
 	var net_basic_1_batch_norm_2_var [4]float64
@@ -43945,7 +42543,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	var net_basic_1_batch_norm_1_mean_2 [1]float64
 	var net_basic_1_batch_norm_1_centered_1 [4]float64
 	var net_basic_1_batch_norm_1_centered [4][4][4][4]float64
-	var net_basic_1_batch_norm_1_var_1 [4][4][4][4]float64
 	var net_basic_1_batch_norm_1_var_2 [4]float64
 	var net_basic_1_batch_norm_1_var_3 [1]float64
 	var net_basic_1_batch_norm_1_var [4]float64
@@ -44000,9 +42597,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44020,9 +42617,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44060,9 +42657,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44077,46 +42674,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 		}
 	}
 
-	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+		ocannlReduce93AVX512(&net_batch_norm_1_var_2[0], &net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_centeredRow2 := &net_batch_norm_1_centered[i0][i1][i2]
-					net_batch_norm_1_var_1Row := &net_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_batch_norm_1_var_1Row[i3] = net_batch_norm_1_centeredRow2[i3] * net_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_batch_norm_1_var_1Row2 := &net_batch_norm_1_var_1[i1][i2][0]
-				net_batch_norm_1_var_1Row3 := &net_batch_norm_1_var_1[i1][i2][1]
-				net_batch_norm_1_var_1Row4 := &net_batch_norm_1_var_1[i1][i2][2]
-				net_batch_norm_1_var_1Row5 := &net_batch_norm_1_var_1[i1][i2][3]
+				net_batch_norm_1_centeredRow2 := &net_batch_norm_1_centered[i1][i2][0]
+				net_batch_norm_1_centeredRow3 := &net_batch_norm_1_centered[i1][i2][1]
+				net_batch_norm_1_centeredRow4 := &net_batch_norm_1_centered[i1][i2][2]
+				net_batch_norm_1_centeredRow5 := &net_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc3 := net_batch_norm_1_var_2[i0]
-					acc3 += net_batch_norm_1_var_1Row2[i0]
-					acc3 += net_batch_norm_1_var_1Row3[i0]
-					acc3 += net_batch_norm_1_var_1Row4[i0]
-					acc3 += net_batch_norm_1_var_1Row5[i0]
+					acc3 += net_batch_norm_1_centeredRow2[i0] * net_batch_norm_1_centeredRow2[i0]
+					acc3 += net_batch_norm_1_centeredRow3[i0] * net_batch_norm_1_centeredRow3[i0]
+					acc3 += net_batch_norm_1_centeredRow4[i0] * net_batch_norm_1_centeredRow4[i0]
+					acc3 += net_batch_norm_1_centeredRow5[i0] * net_batch_norm_1_centeredRow5[i0]
 					net_batch_norm_1_var_2[i0] = acc3
 				}
 			}
@@ -44214,9 +42791,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44234,9 +42811,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44274,9 +42851,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44291,46 +42868,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 		}
 	}
 
-	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlReduce93AVX512(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_centeredRow2 := &net_basic_1_batch_norm_2_centered[i0][i1][i2]
-					net_basic_1_batch_norm_2_var_1Row := &net_basic_1_batch_norm_2_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_2_var_1Row[i3] = net_basic_1_batch_norm_2_centeredRow2[i3] * net_basic_1_batch_norm_2_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_2_var_1Row2 := &net_basic_1_batch_norm_2_var_1[i1][i2][0]
-				net_basic_1_batch_norm_2_var_1Row3 := &net_basic_1_batch_norm_2_var_1[i1][i2][1]
-				net_basic_1_batch_norm_2_var_1Row4 := &net_basic_1_batch_norm_2_var_1[i1][i2][2]
-				net_basic_1_batch_norm_2_var_1Row5 := &net_basic_1_batch_norm_2_var_1[i1][i2][3]
+				net_basic_1_batch_norm_2_centeredRow2 := &net_basic_1_batch_norm_2_centered[i1][i2][0]
+				net_basic_1_batch_norm_2_centeredRow3 := &net_basic_1_batch_norm_2_centered[i1][i2][1]
+				net_basic_1_batch_norm_2_centeredRow4 := &net_basic_1_batch_norm_2_centered[i1][i2][2]
+				net_basic_1_batch_norm_2_centeredRow5 := &net_basic_1_batch_norm_2_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc6 := net_basic_1_batch_norm_2_var_2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row3[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row4[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row5[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow2[i0] * net_basic_1_batch_norm_2_centeredRow2[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow3[i0] * net_basic_1_batch_norm_2_centeredRow3[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow4[i0] * net_basic_1_batch_norm_2_centeredRow4[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow5[i0] * net_basic_1_batch_norm_2_centeredRow5[i0]
 					net_basic_1_batch_norm_2_var_2[i0] = acc6
 				}
 			}
@@ -44428,9 +42985,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44448,9 +43005,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44488,9 +43045,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -44505,46 +43062,26 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 		}
 	}
 
-	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlReduce93AVX512(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_centeredRow2 := &net_basic_1_batch_norm_1_centered[i0][i1][i2]
-					net_basic_1_batch_norm_1_var_1Row := &net_basic_1_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_1_var_1Row[i3] = net_basic_1_batch_norm_1_centeredRow2[i3] * net_basic_1_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_1_var_1Row2 := &net_basic_1_batch_norm_1_var_1[i1][i2][0]
-				net_basic_1_batch_norm_1_var_1Row3 := &net_basic_1_batch_norm_1_var_1[i1][i2][1]
-				net_basic_1_batch_norm_1_var_1Row4 := &net_basic_1_batch_norm_1_var_1[i1][i2][2]
-				net_basic_1_batch_norm_1_var_1Row5 := &net_basic_1_batch_norm_1_var_1[i1][i2][3]
+				net_basic_1_batch_norm_1_centeredRow2 := &net_basic_1_batch_norm_1_centered[i1][i2][0]
+				net_basic_1_batch_norm_1_centeredRow3 := &net_basic_1_batch_norm_1_centered[i1][i2][1]
+				net_basic_1_batch_norm_1_centeredRow4 := &net_basic_1_batch_norm_1_centered[i1][i2][2]
+				net_basic_1_batch_norm_1_centeredRow5 := &net_basic_1_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc9 := net_basic_1_batch_norm_1_var_2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row3[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row4[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row5[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow2[i0] * net_basic_1_batch_norm_1_centeredRow2[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow3[i0] * net_basic_1_batch_norm_1_centeredRow3[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow4[i0] * net_basic_1_batch_norm_1_centeredRow4[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow5[i0] * net_basic_1_batch_norm_1_centeredRow5[i0]
 					net_basic_1_batch_norm_1_var_2[i0] = acc9
 				}
 			}
@@ -44607,11 +43144,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce89AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -44761,7 +43298,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.batch_norm#1/mean: 4 (let, output parameter sNetBatchNorm1Mean)
 //	_net.batch_norm#1/centered.1: 4 (let, local, in scratch field net_batch_norm_1_centered_1)
 //	net.batch_norm#1/centered: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_centered)
-//	_net.batch_norm#1/var.1: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_var_1)
+//	_net.batch_norm#1/var.1: 4 | 4,4,4 (let, local)
 //	_net.batch_norm#1/var.2: 4 (let, local, in scratch field net_batch_norm_1_var_2)
 //	_dim_b.2: 1 (dim, constant)
 //	_dim_s.2: 1 (dim, constant)
@@ -44783,7 +43320,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_net.batch_norm#1/shift.1: 4 (let, local)
 //	net.batch_norm#1/shift: 4 (let, local, in scratch field net_batch_norm_1_shift)
 //	_net/h0.1: 4 | 4,4,4 (let, local)
-//	_net/h0.2: 4 | 4,4,4 (let, local, in scratch field net_h0_2)
+//	_net/h0.2: 4 | 4,4,4 (let, local)
 //	net/h0: 4 | 4,4,4 (let, local, in scratch field net_h0)
 //	net.basic#1.conv2d#2.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d2Kernel)
 //	net.basic#1.conv2d#2/y: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_2_y)
@@ -44796,7 +43333,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#2/mean: 4 (let, output parameter sNetBasic1BatchNorm2Mean)
 //	_net.basic#1.batch_norm#2/centered.1: 4 (let, local, in scratch field net_basic_1_batch_norm_2_centered_1)
 //	net.basic#1.batch_norm#2/centered: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_centered)
-//	_net.basic#1.batch_norm#2/var.1: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_var_1)
+//	_net.basic#1.batch_norm#2/var.1: 4 | 4,4,4 (let, local)
 //	_net.basic#1.batch_norm#2/var.2: 4 (let, local, in scratch field net_basic_1_batch_norm_2_var_2)
 //	_dim_b.5: 1 (dim, constant)
 //	_dim_s.5: 1 (dim, constant)
@@ -44818,7 +43355,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_net.basic#1.batch_norm#2/shift.1: 4 (let, local)
 //	net.basic#1.batch_norm#2/shift: 4 (let, local, in scratch field net_basic_1_batch_norm_2_shift)
 //	_net.basic#1.conv2d#1/x.1: 4 | 4,4,4 (let, local)
-//	_net.basic#1.conv2d#1/x.2: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_x_2)
+//	_net.basic#1.conv2d#1/x.2: 4 | 4,4,4 (let, local)
 //	net.basic#1.conv2d#1/x: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_x)
 //	net.basic#1.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d1Kernel)
 //	net.basic#1.conv2d#1/y: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_y)
@@ -44831,7 +43368,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1/mean: 4 (let, output parameter sNetBasic1BatchNorm1Mean)
 //	_net.basic#1.batch_norm#1/centered.1: 4 (let, local, in scratch field net_basic_1_batch_norm_1_centered_1)
 //	net.basic#1.batch_norm#1/centered: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_centered)
-//	_net.basic#1.batch_norm#1/var.1: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_var_1)
+//	_net.basic#1.batch_norm#1/var.1: 4 | 4,4,4 (let, local)
 //	_net.basic#1.batch_norm#1/var.2: 4 (let, local, in scratch field net_basic_1_batch_norm_1_var_2)
 //	_dim_b.8: 1 (dim, constant)
 //	_dim_s.8: 1 (dim, constant)
@@ -44854,7 +43391,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1/shift: 4 (let, local, in scratch field net_basic_1_batch_norm_1_shift)
 //	_net/h1.1: 4 | 4,4,4 (let, local)
 //	_net/h1.2: 4 | 4,4,4 (let, local)
-//	_net/h1.3: 4 | 4,4,4 (let, local, in scratch field net_h1_3)
+//	_net/h1.3: 4 | 4,4,4 (let, local)
 //	net/h1: 4 | 4,4,4 (let, local, in scratch field net_h1)
 //	_net/pooled.1: 4 | 4 (let, local, in scratch field net_pooled_1)
 //	_num.7: 1 (number, constant)
@@ -44882,7 +43419,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.batch_norm#1/mean.grad: [4] (let, local)
 //	_net.batch_norm#1/centered.1.grad: [4] (let, local)
 //	net.batch_norm#1/centered.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_centered_grad)
-//	_net.batch_norm#1/var.1.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_var_1_grad)
+//	_net.batch_norm#1/var.1.grad: [4 4 4 4] (let, local)
 //	_net.batch_norm#1/var.2.grad: [4] (let, local, in scratch field net_batch_norm_1_var_2_grad)
 //	net.batch_norm#1/var.grad: [4] (let, local)
 //	net.batch_norm#1.gamma.grad: [4] (let, output parameter gNetBatchNorm1Gamma)
@@ -44903,7 +43440,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#2/mean.grad: [4] (let, local)
 //	_net.basic#1.batch_norm#2/centered.1.grad: [4] (let, local)
 //	net.basic#1.batch_norm#2/centered.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_centered_grad)
-//	_net.basic#1.batch_norm#2/var.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_var_1_grad)
+//	_net.basic#1.batch_norm#2/var.1.grad: [4 4 4 4] (let, local)
 //	_net.basic#1.batch_norm#2/var.2.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_2_var_2_grad)
 //	net.basic#1.batch_norm#2/var.grad: [4] (let, local)
 //	net.basic#1.batch_norm#2.gamma.grad: [4] (let, output parameter gNetBasic1BatchNorm2Gamma)
@@ -44924,7 +43461,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	net.basic#1.batch_norm#1/mean.grad: [4] (let, local)
 //	_net.basic#1.batch_norm#1/centered.1.grad: [4] (let, local)
 //	net.basic#1.batch_norm#1/centered.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_centered_grad)
-//	_net.basic#1.batch_norm#1/var.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_var_1_grad)
+//	_net.basic#1.batch_norm#1/var.1.grad: [4 4 4 4] (let, local)
 //	_net.basic#1.batch_norm#1/var.2.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_1_var_2_grad)
 //	net.basic#1.batch_norm#1/var.grad: [4] (let, local)
 //	net.basic#1.batch_norm#1.gamma.grad: [4] (let, output parameter gNetBasic1BatchNorm1Gamma)
@@ -44937,7 +43474,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	_net/h1.1.grad: [4 4 4 4] (let, local)
 //	_net/h1.2.grad: [4 4 4 4] (let, local)
 //	_net/h1.3.grad: [4 4 4 4] (let, local, in scratch field net_h1_3_grad)
-//	net/h1.grad: [4 4 4 4] (let, local, in scratch field net_h1_grad)
+//	net/h1.grad: [4 4 4 4] (let, local)
 //	_net/pooled.1.grad: [4 4] (let, local, in scratch field net_pooled_1_grad)
 //	net/pooled.grad: [4 4] (let, local, in scratch field net_pooled_grad)
 //	net.linear#1.w.grad: [3 4] (let, output parameter gNetLinear1W)
@@ -44946,7 +43483,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	train.cross_entropy#1/logits.grad: [4 3] (let, local)
 //	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [4 3] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
@@ -45092,19 +43629,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        net.batch_norm#1/centered[i0, i1, i2, i3] = net.batch_norm#1/x[i0, i1, i2, i3] + _net.batch_norm#1/centered.1[i3]
 //
 //	# _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.batch_norm#1/var.1[i0, i1, i2, i3] = net.batch_norm#1/centered[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
 //	fill _net.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.batch_norm#1/var.2[i0] += _net.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.batch_norm#1/var.2[i0] += net.batch_norm#1/centered[i1, i2, i3, i0] * net.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_net.batch_norm#1/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -45145,18 +43677,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale
 //
 //	# _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h0.2[i0, i1, i2, i3] = (net.batch_norm#1/x[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3]
 //
-//	# net/h0 = pointwise relu of _net/h0.2
+//	# net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu(_net/h0.2[i0, i1, i2, i3])
+//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu((net.batch_norm#1/x[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3])
 //
 //	# net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
 //	reset padding of net/h0 to 0
@@ -45204,19 +43731,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#2/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#2/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#2/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
 //	fill _net.basic#1.batch_norm#2/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#2/var.2[i0] += _net.basic#1.batch_norm#2/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#2/var.2[i0] += net.basic#1.batch_norm#2/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#2/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
 //	_net.basic#1.batch_norm#2/var.3[0] = _dim_b.5[0] * _dim_s.5[0]
@@ -45257,18 +43779,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale
 //
 //	# _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3] = (net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]) + net.basic#1.batch_norm#2/shift[i3]
 //
-//	# net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2
+//	# net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2, with _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic#1.conv2d#1/x.2[i0, i1, i2, i3])
+//	        net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu((net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]) + net.basic#1.batch_norm#2/shift[i3])
 //
 //	# net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
 //	reset padding of net.basic#1.conv2d#1/x to 0
@@ -45316,19 +43833,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	        net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#1/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#1/centered.1[i3]
 //
 //	# _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#1/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
 //
-//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
 //	fill _net.basic#1.batch_norm#1/var.2 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..3:  # reduction
 //	      for i3 in 0..3:  # reduction
-//	        _net.basic#1.batch_norm#1/var.2[i0] += _net.basic#1.batch_norm#1/var.1[i1, i2, i3, i0]
+//	        _net.basic#1.batch_norm#1/var.2[i0] += net.basic#1.batch_norm#1/centered[i1, i2, i3, i0] * net.basic#1.batch_norm#1/centered[i1, i2, i3, i0]
 //
 //	# _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
 //	_net.basic#1.batch_norm#1/var.3[0] = _dim_b.8[0] * _dim_s.8[0]
@@ -45372,18 +43884,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //
 //	# _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
 //	reset padding of net/h0 to 0
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net/h1.3[i0, i1, i2, i3] = net/h0[i0, i1 + 1, i2 + 1, i3] + ((net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]) + net.basic#1.batch_norm#1/shift[i3])
 //
-//	# net/h1 = pointwise relu of _net/h1.3
+//	# net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused fused
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net/h1[i0, i1, i2, i3] = relu(_net/h1.3[i0, i1, i2, i3])
+//	        net/h1[i0, i1, i2, i3] = relu(net/h0[i0, i1 + 1, i2 + 1, i3] + ((net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]) + net.basic#1.batch_norm#1/shift[i3]))
 //
 //	# _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
 //	fill _net/pooled.1 with 0
@@ -45464,7 +43971,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.batch_norm#1/mean.grad with 0
 //	fill _net.batch_norm#1/centered.1.grad with 0
 //	fill net.batch_norm#1/centered.grad with 0
-//	fill _net.batch_norm#1/var.1.grad with 0
 //	fill _net.batch_norm#1/var.2.grad with 0
 //	fill net.batch_norm#1.gamma.grad with 0
 //	fill _net.batch_norm#1/scale.1.grad with 0
@@ -45482,7 +43988,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#2/mean.grad with 0
 //	fill _net.basic#1.batch_norm#2/centered.1.grad with 0
 //	fill net.basic#1.batch_norm#2/centered.grad with 0
-//	fill _net.basic#1.batch_norm#2/var.1.grad with 0
 //	fill _net.basic#1.batch_norm#2/var.2.grad with 0
 //	fill net.basic#1.batch_norm#2.gamma.grad with 0
 //	fill _net.basic#1.batch_norm#2/scale.1.grad with 0
@@ -45500,7 +44005,6 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill net.basic#1.batch_norm#1/mean.grad with 0
 //	fill _net.basic#1.batch_norm#1/centered.1.grad with 0
 //	fill net.basic#1.batch_norm#1/centered.grad with 0
-//	fill _net.basic#1.batch_norm#1/var.1.grad with 0
 //	fill _net.basic#1.batch_norm#1/var.2.grad with 0
 //	fill net.basic#1.batch_norm#1.gamma.grad with 0
 //	fill _net.basic#1.batch_norm#1/scale.1.grad with 0
@@ -45510,17 +44014,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	fill _net.basic#1.batch_norm#1/shift.1.grad with 0
 //	fill net.basic#1.batch_norm#1/shift.grad with 0
 //	fill _net/h1.3.grad with 0
-//	fill net/h1.grad with 0
 //	fill _net/pooled.1.grad with 0
 //	fill net/pooled.grad with 0
 //	fill net.linear#1.w.grad with 0
 //	fill net.linear#1.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill train.cross_entropy#1/picked.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill train.grad with 0
@@ -45534,13 +44035,11 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	# backprop of op 82 (_train.2 = pointwise "/." of _train.1, _dim_b.10): g1 =+ g / v2; g1 is _train.1.grad
 //	_train.1.grad[0] += _train.2.grad[0] / _dim_b.10[0]
 //
-//	# backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-//	for i0 in 0..3:
-//	  train.cross_entropy#1/picked.grad[i0] += _train.1.grad[0]
+//	# backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad (the copy elided: train.cross_entropy#1/picked.grad reads _train.1.grad)
 //
 //	# backprop of op 80 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
-//	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += train.cross_entropy#1/picked.grad[i0]
+//	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += _train.1.grad[0]
 //
 //	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -45553,15 +44052,12 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -45607,19 +44103,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	  for i1 in 0..3:
 //	    _net/pooled.1.grad[i0, i1] += net/pooled.grad[i0, i1] * _num.7[0]
 //
-//	# backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        net/h1.grad[i0, i2, i3, i1] += _net/pooled.1.grad[i0, i1]
+//	# backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad (the copy elided: net/h1.grad reads _net/pooled.1.grad)
 //
-//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
+//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < _net/h1.3[i0, i1, i2, i3], net/h1.grad[i0, i1, i2, i3], 0)
+//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < net/h1[i0, i1, i2, i3], _net/pooled.1.grad[i0, i3], 0)
 //
 //	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g1 =+ g; g1 is net/h0.grad
 //	for i0 in 0..3:
@@ -45687,26 +44178,21 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.basic#1.batch_norm#1/var.2.grad[i0] += _net.basic#1.batch_norm#1/scale.1.grad[i0] / _net.basic#1.batch_norm#1/var.3[0]
 //
-//	# backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#1/var.1.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#1/var.2.grad[i0]
+//	# backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad (the copy elided: _net.basic#1.batch_norm#1/var.1.grad reads _net.basic#1.batch_norm#1/var.2.grad)
 //
 //	# backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#1/var.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#1/var.2.grad[i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
 //
 //	# backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#1/var.1.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#1/var.2.grad[i3]
 //
 //	# backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 //	for i0 in 0..3:
@@ -45767,13 +44253,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	            for i6 in 0..3:
 //	              net.basic#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+//	# backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+//	reset padding of net.basic#1.conv2d#1/x to 0
 //	reset padding of net.basic#1.conv2d#1/x.grad to 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] += where(0 < _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3], net.basic#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] += where(0 < net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3], net.basic#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad (the copy elided: _net.basic#1.conv2d#1/x.1.grad reads _net.basic#1.conv2d#1/x.2.grad)
 //
@@ -45832,26 +44319,21 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.basic#1.batch_norm#2/var.2.grad[i0] += _net.basic#1.batch_norm#2/scale.1.grad[i0] / _net.basic#1.batch_norm#2/var.3[0]
 //
-//	# backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.basic#1.batch_norm#2/var.1.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#2/var.2.grad[i0]
+//	# backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad (the copy elided: _net.basic#1.batch_norm#2/var.1.grad reads _net.basic#1.batch_norm#2/var.2.grad)
 //
 //	# backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#2/var.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#2/var.2.grad[i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
 //
 //	# backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#2/var.1.grad[i0, i1, i2, i3]
+//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#2/var.2.grad[i3]
 //
 //	# backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 //	for i0 in 0..3:
@@ -45912,13 +44394,14 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	            for i6 in 0..3:
 //	              net.basic#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3]
 //
-//	# backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
+//	# backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < t), g, 0); g1 is _net/h0.2.grad
+//	reset padding of net/h0 to 0
 //	reset padding of net/h0.grad to 0
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        _net/h0.2.grad[i0, i1, i2, i3] += where(0 < _net/h0.2[i0, i1, i2, i3], net/h0.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//	        _net/h0.2.grad[i0, i1, i2, i3] += where(0 < net/h0[i0, i1 + 1, i2 + 1, i3], net/h0.grad[i0, i1 + 1, i2 + 1, i3], 0)
 //
 //	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad (the copy elided: _net/h0.1.grad reads _net/h0.2.grad)
 //
@@ -45977,26 +44460,21 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 //	for i0 in 0..3:
 //	  _net.batch_norm#1/var.2.grad[i0] += _net.batch_norm#1/scale.1.grad[i0] / _net.batch_norm#1/var.3[0]
 //
-//	# backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..3:
-//	        _net.batch_norm#1/var.1.grad[i1, i2, i3, i0] += _net.batch_norm#1/var.2.grad[i0]
+//	# backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad (the copy elided: _net.batch_norm#1/var.1.grad reads _net.batch_norm#1/var.2.grad)
 //
 //	# backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.batch_norm#1/var.1.grad[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
+//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.batch_norm#1/var.2.grad[i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
 //
 //	# backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..3:
-//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.batch_norm#1/centered[i0, i1, i2, i3] * _net.batch_norm#1/var.1.grad[i0, i1, i2, i3]
+//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.batch_norm#1/centered[i0, i1, i2, i3] * _net.batch_norm#1/var.2.grad[i3]
 //
 //	# backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 //	for i0 in 0..3:
@@ -46092,7 +44570,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	var net_basic_1_batch_norm_1_scale_grad [4]float64
 	var net_basic_1_batch_norm_1_shift_1_grad [4]float64
 	var net_basic_1_batch_norm_1_shift_grad [4]float64
-	var train_cross_entropy_1_picked_grad [4]float64
 	var train_1_grad [1]float64
 	var train_2_grad [1]float64
 	var train_grad [1]float64
@@ -46166,9 +44643,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap31AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46187,9 +44664,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46227,9 +44704,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46244,47 +44721,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_centeredRow2 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
-					net_batch_norm_1_var_1Row := &scratch.net_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_batch_norm_1_var_1Row[i3] = net_batch_norm_1_centeredRow2[i3] * net_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1, with _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered fused
 	scratch.net_batch_norm_1_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX512(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_batch_norm_1_var_1Row2 := &scratch.net_batch_norm_1_var_1[i1][i2][0]
-				net_batch_norm_1_var_1Row3 := &scratch.net_batch_norm_1_var_1[i1][i2][1]
-				net_batch_norm_1_var_1Row4 := &scratch.net_batch_norm_1_var_1[i1][i2][2]
-				net_batch_norm_1_var_1Row5 := &scratch.net_batch_norm_1_var_1[i1][i2][3]
+				net_batch_norm_1_centeredRow2 := &scratch.net_batch_norm_1_centered[i1][i2][0]
+				net_batch_norm_1_centeredRow3 := &scratch.net_batch_norm_1_centered[i1][i2][1]
+				net_batch_norm_1_centeredRow4 := &scratch.net_batch_norm_1_centered[i1][i2][2]
+				net_batch_norm_1_centeredRow5 := &scratch.net_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc3 := scratch.net_batch_norm_1_var_2[i0]
-					acc3 += net_batch_norm_1_var_1Row2[i0]
-					acc3 += net_batch_norm_1_var_1Row3[i0]
-					acc3 += net_batch_norm_1_var_1Row4[i0]
-					acc3 += net_batch_norm_1_var_1Row5[i0]
+					acc3 += net_batch_norm_1_centeredRow2[i0] * net_batch_norm_1_centeredRow2[i0]
+					acc3 += net_batch_norm_1_centeredRow3[i0] * net_batch_norm_1_centeredRow3[i0]
+					acc3 += net_batch_norm_1_centeredRow4[i0] * net_batch_norm_1_centeredRow4[i0]
+					acc3 += net_batch_norm_1_centeredRow5[i0] * net_batch_norm_1_centeredRow5[i0]
 					scratch.net_batch_norm_1_var_2[i0] = acc3
 				}
 			}
@@ -46330,34 +44787,14 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_batch_norm_1_shift[i0] = pNetBatchNorm1Beta[i0] - (sNetBatchNorm1Mean[i0] * scratch.net_batch_norm_1_scale[i0])
 	}
 
-	// _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
-	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_xRow7 := &scratch.net_batch_norm_1_x[i0][i1][i2]
-					net_h0_2Row := &scratch.net_h0_2[i0][i1][i2]
-					for i3 := range 4 {
-						net_h0_2Row[i3] = (net_batch_norm_1_xRow7[i3] * scratch.net_batch_norm_1_scale[i3]) + scratch.net_batch_norm_1_shift[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net/h0 = pointwise relu of _net/h0.2
+	// net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused fused
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_h0_2Row2 := &scratch.net_h0_2[i0][i1][i2]
+				net_batch_norm_1_xRow7 := &scratch.net_batch_norm_1_x[i0][i1][i2]
 				net_h0Row := &scratch.net_h0[i0][i1+1][i2+1]
 				for i3 := range 4 {
-					r := net_h0_2Row2[i3]
+					r := (net_batch_norm_1_xRow7[i3] * scratch.net_batch_norm_1_scale[i3]) + scratch.net_batch_norm_1_shift[i3]
 					if !(r > 0) {
 						r = 0
 					}
@@ -46407,9 +44844,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46428,9 +44865,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_2_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX512(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce92AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46468,9 +44905,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46485,47 +44922,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_centeredRow2 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
-					net_basic_1_batch_norm_2_var_1Row := &scratch.net_basic_1_batch_norm_2_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_2_var_1Row[i3] = net_basic_1_batch_norm_2_centeredRow2[i3] * net_basic_1_batch_norm_2_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1, with _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered fused
 	scratch.net_basic_1_batch_norm_2_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce93AVX512(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_2_var_1Row2 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][0]
-				net_basic_1_batch_norm_2_var_1Row3 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][1]
-				net_basic_1_batch_norm_2_var_1Row4 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][2]
-				net_basic_1_batch_norm_2_var_1Row5 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][3]
+				net_basic_1_batch_norm_2_centeredRow2 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][0]
+				net_basic_1_batch_norm_2_centeredRow3 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][1]
+				net_basic_1_batch_norm_2_centeredRow4 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][2]
+				net_basic_1_batch_norm_2_centeredRow5 := &scratch.net_basic_1_batch_norm_2_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc6 := scratch.net_basic_1_batch_norm_2_var_2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row2[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row3[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row4[i0]
-					acc6 += net_basic_1_batch_norm_2_var_1Row5[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow2[i0] * net_basic_1_batch_norm_2_centeredRow2[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow3[i0] * net_basic_1_batch_norm_2_centeredRow3[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow4[i0] * net_basic_1_batch_norm_2_centeredRow4[i0]
+					acc6 += net_basic_1_batch_norm_2_centeredRow5[i0] * net_basic_1_batch_norm_2_centeredRow5[i0]
 					scratch.net_basic_1_batch_norm_2_var_2[i0] = acc6
 				}
 			}
@@ -46571,34 +44988,14 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_2_shift[i0] = pNetBasic1BatchNorm2Beta[i0] - (sNetBasic1BatchNorm2Mean[i0] * scratch.net_basic_1_batch_norm_2_scale[i0])
 	}
 
-	// _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
-	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
-	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_xRow7 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
-					net_basic_1_conv2d_1_x_2Row := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_conv2d_1_x_2Row[i3] = (net_basic_1_batch_norm_2_xRow7[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]) + scratch.net_basic_1_batch_norm_2_shift[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2
+	// net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2, with _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused fused
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_conv2d_1_x_2Row2 := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+				net_basic_1_batch_norm_2_xRow7 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
 				net_basic_1_conv2d_1_xRow := &scratch.net_basic_1_conv2d_1_x[i0][i1+1][i2+1]
 				for i3 := range 4 {
-					r2 := net_basic_1_conv2d_1_x_2Row2[i3]
+					r2 := (net_basic_1_batch_norm_2_xRow7[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]) + scratch.net_basic_1_batch_norm_2_shift[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -46648,9 +45045,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46669,9 +45066,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX512(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce92AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46709,9 +45106,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap31AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -46726,47 +45123,27 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
-	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_centeredRow2 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
-					net_basic_1_batch_norm_1_var_1Row := &scratch.net_basic_1_batch_norm_1_var_1[i0][i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_1_var_1Row[i3] = net_basic_1_batch_norm_1_centeredRow2[i3] * net_basic_1_batch_norm_1_centeredRow2[i3]
-					}
-				}
-			}
-		}
-	}
-
-	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1, with _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered fused
 	scratch.net_basic_1_batch_norm_1_var_2 = [4]float64{}
-	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX512(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce93AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 4 {
-				net_basic_1_batch_norm_1_var_1Row2 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][0]
-				net_basic_1_batch_norm_1_var_1Row3 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][1]
-				net_basic_1_batch_norm_1_var_1Row4 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][2]
-				net_basic_1_batch_norm_1_var_1Row5 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][3]
+				net_basic_1_batch_norm_1_centeredRow2 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][0]
+				net_basic_1_batch_norm_1_centeredRow3 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][1]
+				net_basic_1_batch_norm_1_centeredRow4 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][2]
+				net_basic_1_batch_norm_1_centeredRow5 := &scratch.net_basic_1_batch_norm_1_centered[i1][i2][3]
 				for i0 := range 4 {
 					acc9 := scratch.net_basic_1_batch_norm_1_var_2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row2[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row3[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row4[i0]
-					acc9 += net_basic_1_batch_norm_1_var_1Row5[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow2[i0] * net_basic_1_batch_norm_1_centeredRow2[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow3[i0] * net_basic_1_batch_norm_1_centeredRow3[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow4[i0] * net_basic_1_batch_norm_1_centeredRow4[i0]
+					acc9 += net_basic_1_batch_norm_1_centeredRow5[i0] * net_basic_1_batch_norm_1_centeredRow5[i0]
 					scratch.net_basic_1_batch_norm_1_var_2[i0] = acc9
 				}
 			}
@@ -46812,39 +45189,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_1_shift[i0] = pNetBasic1BatchNorm1Beta[i0] - (sNetBasic1BatchNorm1Mean[i0] * scratch.net_basic_1_batch_norm_1_scale[i0])
 	}
 
-	// _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
+	// net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused fused
 	for i0 := range 4 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				net_h0Row3 := &scratch.net_h0[i0][i1+1][i2+1]
 				net_basic_1_batch_norm_1_xRow7 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][i2]
-				net_h1_3Row := &scratch.net_h1_3[i0][i1][i2]
+				net_h1Row := &scratch.net_h1[i0][i1][i2]
 				for i3 := range 4 {
-					net_h1_3Row[i3] = net_h0Row3[i3] + ((net_basic_1_batch_norm_1_xRow7[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]) + scratch.net_basic_1_batch_norm_1_shift[i3])
-				}
-			}
-		}
-	}
-
-	// net/h1 = pointwise relu of _net/h1.3
-	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_h1_3Row2 := &scratch.net_h1_3[i0][i1][i2]
-					net_h1Row := &scratch.net_h1[i0][i1][i2]
-					for i3 := range 4 {
-						r3 := net_h1_3Row2[i3]
-						if !(r3 > 0) {
-							r3 = 0
-						}
-						net_h1Row[i3] = r3
+					r3 := net_h0Row3[i3] + ((net_basic_1_batch_norm_1_xRow7[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]) + scratch.net_basic_1_batch_norm_1_shift[i3])
+					if !(r3 > 0) {
+						r3 = 0
 					}
+					net_h1Row[i3] = r3
 				}
 			}
 		}
@@ -46855,11 +45212,11 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce89AVX512(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+			ocannlReduce94AVX512(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce89AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+			ocannlReduce94AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -47015,7 +45372,6 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	*gNetLinear1W = [12]float64{}
 	*gNetLinear1B = [3]float64{}
 	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
-	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
 	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
 	scratch.train_cross_entropy_1_logp_grad = [4][3]float64{}
@@ -47029,15 +45385,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 82 (_train.2 = pointwise "/." of _train.1, _dim_b.10): g1 =+ g / v2; g1 is _train.1.grad
 	train_1_grad[0] += train_2_grad[0] / 4
 
-	// backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-	train_1_gradV := train_1_grad[0]
-	for i0 := range 4 {
-		train_cross_entropy_1_picked_grad[i0] += train_1_gradV
-	}
-
 	// backprop of op 80 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 	for i0 := range 4 {
-		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_cross_entropy_1_picked_grad[i0]
+		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_1_grad[0]
 	}
 
 	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
@@ -47056,22 +45406,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			train_cross_entropy_1_logp_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow2[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -47184,49 +45525,28 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		}
 	}
 
-	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < t), g, 0); g1 is _net/h1.3.grad
+	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap45AVX512(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+		ocannlMap32AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
-	} else {
-		scratch.net_h1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			for i1 := range 4 {
-				net_pooled_1_gradV := scratch.net_pooled_1_grad[i0][i1]
-				for i2 := range 4 {
-					net_h1_gradRow := &scratch.net_h1_grad[i0][i2]
-					for i3 := range 4 {
-						net_h1_gradRow[i3][i1] += net_pooled_1_gradV
-					}
-				}
-			}
-		}
-	}
-
-	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap29AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+		ocannlMap32AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else {
 		scratch.net_h1_3_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
+			net_pooled_1_gradRow2 := &scratch.net_pooled_1_grad[i0]
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_h1_3Row3 := &scratch.net_h1_3[i0][i1][i2]
-					net_h1_gradRow2 := &scratch.net_h1_grad[i0][i1][i2]
+					net_h1Row6 := &scratch.net_h1[i0][i1][i2]
 					net_h1_3_gradRow := &scratch.net_h1_3_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r8 float64
-						if 0 < net_h1_3Row3[i3] {
+						if 0 < net_h1Row6[i3] {
 							r8 = 1
 						}
 						r9 := float64(0)
 						if r8 != 0 {
-							r9 = net_h1_gradRow2[i3]
+							r9 = net_pooled_1_gradRow2[i3]
 						}
 						net_h1_3_gradRow[i3] += r9
 					}
@@ -47251,9 +45571,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47277,9 +45597,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap33AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap33AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -47298,9 +45618,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce95AVX512(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+		ocannlReduce95AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47366,43 +45686,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_1_var_2_grad[i0] += net_basic_1_batch_norm_1_scale_1_grad[i0] / net_basic_1_batch_norm_1_var_3V2
 	}
 
-	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
-	} else {
-		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			net_basic_1_batch_norm_1_var_2_gradV := scratch.net_basic_1_batch_norm_1_var_2_grad[i0]
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_1_var_1_gradRow := &scratch.net_basic_1_batch_norm_1_var_1_grad[i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_1_var_1_gradRow[i3][i0] += net_basic_1_batch_norm_1_var_2_gradV
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_1_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
-					net_basic_1_batch_norm_1_centeredRow3 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow6 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
 					net_basic_1_batch_norm_1_centered_gradRow := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_centered_gradRow[i3] += net_basic_1_batch_norm_1_var_1_gradRow2[i3] * net_basic_1_batch_norm_1_centeredRow3[i3]
+						net_basic_1_batch_norm_1_centered_gradRow[i3] += scratch.net_basic_1_batch_norm_1_var_2_grad[i3] * net_basic_1_batch_norm_1_centeredRow6[i3]
 					}
 				}
 			}
@@ -47410,20 +45708,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
-	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_1_centeredRow4 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
-					net_basic_1_batch_norm_1_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow7 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
 					net_basic_1_batch_norm_1_centered_gradRow2 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow4[i3] * net_basic_1_batch_norm_1_var_1_gradRow3[i3]
+						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow7[i3] * scratch.net_basic_1_batch_norm_1_var_2_grad[i3]
 					}
 				}
 			}
@@ -47433,9 +45730,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47453,9 +45750,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47490,9 +45787,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
@@ -47510,9 +45807,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX512(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47553,7 +45850,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	*rec2 = ocannlResNetBNBackwardPart1{}
 	ocannlResNetBNBackwardPart1Records.Put(rec2)
 
-	// backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+	// backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < t), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
 	for j20 := range 4 {
 		for j21 := range 7 {
 			for j22 := range 4 {
@@ -47588,20 +45885,20 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap38AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap38AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x[0][1][1][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_conv2d_1_x_2Row3 := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+					net_basic_1_conv2d_1_xRow4 := &scratch.net_basic_1_conv2d_1_x[i0][i1+1][i2+1]
 					net_basic_1_conv2d_1_x_gradRow2 := &scratch.net_basic_1_conv2d_1_x_grad[i0][i1+1][i2+1]
 					net_basic_1_conv2d_1_x_2_gradRow := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r12 float64
-						if 0 < net_basic_1_conv2d_1_x_2Row3[i3] {
+						if 0 < net_basic_1_conv2d_1_xRow4[i3] {
 							r12 = 1
 						}
 						r13 := float64(0)
@@ -47618,9 +45915,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47644,9 +45941,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap33AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap33AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -47665,9 +45962,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce95AVX512(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce95AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47733,43 +46030,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_basic_1_batch_norm_2_var_2_grad[i0] += net_basic_1_batch_norm_2_scale_1_grad[i0] / net_basic_1_batch_norm_2_var_3V2
 	}
 
-	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
-	} else {
-		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			net_basic_1_batch_norm_2_var_2_gradV := scratch.net_basic_1_batch_norm_2_var_2_grad[i0]
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_basic_1_batch_norm_2_var_1_gradRow := &scratch.net_basic_1_batch_norm_2_var_1_grad[i1][i2]
-					for i3 := range 4 {
-						net_basic_1_batch_norm_2_var_1_gradRow[i3][i0] += net_basic_1_batch_norm_2_var_2_gradV
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_2_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
-					net_basic_1_batch_norm_2_centeredRow3 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow6 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
 					net_basic_1_batch_norm_2_centered_gradRow := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_centered_gradRow[i3] += net_basic_1_batch_norm_2_var_1_gradRow2[i3] * net_basic_1_batch_norm_2_centeredRow3[i3]
+						net_basic_1_batch_norm_2_centered_gradRow[i3] += scratch.net_basic_1_batch_norm_2_var_2_grad[i3] * net_basic_1_batch_norm_2_centeredRow6[i3]
 					}
 				}
 			}
@@ -47777,20 +46052,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
-	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_basic_1_batch_norm_2_centeredRow4 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
-					net_basic_1_batch_norm_2_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow7 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
 					net_basic_1_batch_norm_2_centered_gradRow2 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow4[i3] * net_basic_1_batch_norm_2_var_1_gradRow3[i3]
+						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow7[i3] * scratch.net_basic_1_batch_norm_2_var_2_grad[i3]
 					}
 				}
 			}
@@ -47800,9 +46074,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -47820,9 +46094,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47857,9 +46131,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap37AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap37AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
@@ -47877,9 +46151,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+		ocannlReduce92AVX512(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+		ocannlReduce92AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -47920,7 +46194,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	*rec4 = ocannlResNetBNBackwardPart3{}
 	ocannlResNetBNBackwardPart3Records.Put(rec4)
 
-	// backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
+	// backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < t), g, 0); g1 is _net/h0.2.grad
 	for j37 := range 4 {
 		for j38 := range 7 {
 			for j39 := range 4 {
@@ -47955,20 +46229,20 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap38AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap38AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0[0][1][1][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_h0_2Row3 := &scratch.net_h0_2[i0][i1][i2]
+					net_h0Row5 := &scratch.net_h0[i0][i1+1][i2+1]
 					net_h0_gradRow3 := &scratch.net_h0_grad[i0][i1+1][i2+1]
 					net_h0_2_gradRow := &scratch.net_h0_2_grad[i0][i1][i2]
 					for i3 := range 4 {
 						var r16 float64
-						if 0 < net_h0_2Row3[i3] {
+						if 0 < net_h0Row5[i3] {
 							r16 = 1
 						}
 						r17 := float64(0)
@@ -47985,9 +46259,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48011,9 +46285,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap33AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap33AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -48032,9 +46306,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce90AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce95AVX512(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce90AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce95AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48100,43 +46374,21 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 		scratch.net_batch_norm_1_var_2_grad[i0] += net_batch_norm_1_scale_1_grad[i0] / net_batch_norm_1_var_3V2
 	}
 
-	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
-	} else {
-		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
-		for i0 := range 4 {
-			net_batch_norm_1_var_2_gradV := scratch.net_batch_norm_1_var_2_grad[i0]
-			for i1 := range 4 {
-				for i2 := range 4 {
-					net_batch_norm_1_var_1_gradRow := &scratch.net_batch_norm_1_var_1_grad[i1][i2]
-					for i3 := range 4 {
-						net_batch_norm_1_var_1_gradRow[i3][i0] += net_batch_norm_1_var_2_gradV
-					}
-				}
-			}
-		}
-	}
-
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap34AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_batch_norm_1_var_1_gradRow2 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
-					net_batch_norm_1_centeredRow3 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_centeredRow6 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
 					net_batch_norm_1_centered_gradRow := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_centered_gradRow[i3] += net_batch_norm_1_var_1_gradRow2[i3] * net_batch_norm_1_centeredRow3[i3]
+						net_batch_norm_1_centered_gradRow[i3] += scratch.net_batch_norm_1_var_2_grad[i3] * net_batch_norm_1_centeredRow6[i3]
 					}
 				}
 			}
@@ -48144,20 +46396,19 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
-	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	// float64 pointwise kernel over 64 rows of 4 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap35AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
 				for i2 := range 4 {
-					net_batch_norm_1_centeredRow4 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
-					net_batch_norm_1_var_1_gradRow3 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
+					net_batch_norm_1_centeredRow7 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
 					net_batch_norm_1_centered_gradRow2 := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
 					for i3 := range 4 {
-						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow4[i3] * net_batch_norm_1_var_1_gradRow3[i3]
+						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow7[i3] * scratch.net_batch_norm_1_var_2_grad[i3]
 					}
 				}
 			}
@@ -48167,9 +46418,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap36AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -48187,9 +46438,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX512(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce92AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48224,9 +46475,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap37AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
@@ -48244,9 +46495,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce88AVX512(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX512(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce88AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce92AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48297,33 +46548,27 @@ type ocannlResNetBNBackwardScratch struct {
 	net_batch_norm_1_mean_1                [4]float64
 	net_batch_norm_1_centered_1            [4]float64
 	net_batch_norm_1_centered              [4][4][4][4]float64
-	net_batch_norm_1_var_1                 [4][4][4][4]float64
 	net_batch_norm_1_var_2                 [4]float64
 	net_batch_norm_1_scale                 [4]float64
 	net_batch_norm_1_shift                 [4]float64
-	net_h0_2                               [4][4][4][4]float64
 	net_h0                                 [4][7][7][4]float64
 	net_basic_1_conv2d_2_y                 [4][4][4][4]float64
 	net_basic_1_batch_norm_2_x             [4][4][4][4]float64
 	net_basic_1_batch_norm_2_mean_1        [4]float64
 	net_basic_1_batch_norm_2_centered_1    [4]float64
 	net_basic_1_batch_norm_2_centered      [4][4][4][4]float64
-	net_basic_1_batch_norm_2_var_1         [4][4][4][4]float64
 	net_basic_1_batch_norm_2_var_2         [4]float64
 	net_basic_1_batch_norm_2_scale         [4]float64
 	net_basic_1_batch_norm_2_shift         [4]float64
-	net_basic_1_conv2d_1_x_2               [4][4][4][4]float64
 	net_basic_1_conv2d_1_x                 [4][7][7][4]float64
 	net_basic_1_conv2d_1_y                 [4][4][4][4]float64
 	net_basic_1_batch_norm_1_x             [4][4][4][4]float64
 	net_basic_1_batch_norm_1_mean_1        [4]float64
 	net_basic_1_batch_norm_1_centered_1    [4]float64
 	net_basic_1_batch_norm_1_centered      [4][4][4][4]float64
-	net_basic_1_batch_norm_1_var_1         [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_2         [4]float64
 	net_basic_1_batch_norm_1_scale         [4]float64
 	net_basic_1_batch_norm_1_shift         [4]float64
-	net_h1_3                               [4][4][4][4]float64
 	net_h1                                 [4][4][4][4]float64
 	net_pooled_1                           [4][4]float64
 	net_pooled                             [4][4]float64
@@ -48338,28 +46583,23 @@ type ocannlResNetBNBackwardScratch struct {
 	net_batch_norm_1_x_grad                [4][4][4][4]float64
 	net_batch_norm_1_mean_1_grad           [4]float64
 	net_batch_norm_1_centered_grad         [4][4][4][4]float64
-	net_batch_norm_1_var_1_grad            [4][4][4][4]float64
 	net_batch_norm_1_var_2_grad            [4]float64
 	net_h0_2_grad                          [4][4][4][4]float64
 	net_h0_grad                            [4][7][7][4]float64
 	net_basic_1_batch_norm_2_x_grad        [4][4][4][4]float64
 	net_basic_1_batch_norm_2_mean_1_grad   [4]float64
 	net_basic_1_batch_norm_2_centered_grad [4][4][4][4]float64
-	net_basic_1_batch_norm_2_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_2_var_2_grad    [4]float64
 	net_basic_1_conv2d_1_x_2_grad          [4][4][4][4]float64
 	net_basic_1_conv2d_1_x_grad            [4][7][7][4]float64
 	net_basic_1_batch_norm_1_x_grad        [4][4][4][4]float64
 	net_basic_1_batch_norm_1_mean_1_grad   [4]float64
 	net_basic_1_batch_norm_1_centered_grad [4][4][4][4]float64
-	net_basic_1_batch_norm_1_var_1_grad    [4][4][4][4]float64
 	net_basic_1_batch_norm_1_var_2_grad    [4]float64
 	net_h1_3_grad                          [4][4][4][4]float64
-	net_h1_grad                            [4][4][4][4]float64
 	net_pooled_1_grad                      [4][4]float64
 	net_pooled_grad                        [4][4]float64
 	train_cross_entropy_1_m_grad           [4][1]float64
-	train_cross_entropy_1_logp_1_grad      [4][3]float64
 	train_cross_entropy_1_logp_2_grad      [4][1]float64
 	train_cross_entropy_1_logp_3_grad      [4][1]float64
 	train_cross_entropy_1_logp_grad        [4][3]float64
@@ -48439,7 +46679,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
+						ocannlReduce96AVX512(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -48449,7 +46689,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
+						ocannlReduce96AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -48551,7 +46791,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
+						ocannlReduce96AVX512(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -48561,7 +46801,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce91AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
+						ocannlReduce96AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -49026,11 +47266,11 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 4 {
-			ocannlReduce89AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX512(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce94AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.

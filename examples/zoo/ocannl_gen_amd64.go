@@ -256,225 +256,155 @@ func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap5AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap5AVX512 runs a float64 pointwise kernel over 6 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap6AVX512 runs a float64 pointwise kernel over 576 elements: c = relu(x0).
+// ocannlMap6AVX512 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap6AVX512(c *float64, x0 *float64)
+func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX512 runs a float64 pointwise kernel over 6 elements: c = add(x0,x1).
+// ocannlMap7AVX512 runs a float64 pointwise kernel over 576 elements: c = 4.
 //
 //go:noescape
-func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap7AVX512(c *float64)
 
-// ocannlMap8AVX512 runs a float64 pointwise kernel over 384 elements: c = relu(x0).
+// ocannlMap8AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap8AVX512(c *float64, x0 *float64)
+func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap9AVX512 runs a float64 pointwise kernel over 6 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap10AVX512 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap10AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap11AVX512 runs a float64 pointwise kernel over 576 elements: c = 4.
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 576 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap11AVX512(c *float64)
+func ocannlMap11AVX512(c *float64, x0 *float64)
 
-// ocannlMap12AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap13AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap13AVX512 runs a float64 pointwise kernel over 392 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap13AVX512(c *float64)
 
-// ocannlMap14AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
+// ocannlMap14AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
 //
 //go:noescape
 func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap15AVX512 runs a float64 pointwise kernel over 392 elements: c = -Inf.
+// ocannlMap15AVX512 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap15AVX512(c *float64)
+func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap16AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+// ocannlMap16AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap17AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap18AVX512 runs a float64 pointwise kernel over 32 elements: c = relu(x0).
+// ocannlMap18AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap18AVX512(c *float64, x0 *float64)
+func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap19AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap19AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap19AVX512(c *float64, x0 *float64)
+func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap20AVX512 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap20AVX512 runs a float64 pointwise kernel over 8 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap21AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap21AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap22AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap22AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap22AVX512(c *float64, x0 *float64)
 
-// ocannlMap23AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap23AVX512 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap24AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap24AVX512 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap25AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap25AVX512 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap26AVX512 runs a float64 pointwise kernel over 8 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap30AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap30AVX512(c *float64, x0 *float64)
 
-// ocannlMap27AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap31AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap27AVX512(c *float64, x0 *float64)
+func ocannlMap31AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap28AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap28AVX512(c *float64, x0 *float64)
-
-// ocannlMap29AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap30AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap31AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap31AVX512(c *float64, x0 *float64)
-
-// ocannlMap32AVX512 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
+// ocannlMap32AVX512 runs a float64 pointwise kernel over 4 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap33AVX512 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
+// ocannlMap33AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap34AVX512 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+// ocannlMap34AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float64, x0 *float64)
+func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap35AVX512 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap35AVX512 runs a float64 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX512 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap36AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
-func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap36AVX512(c *float64, x0 *float64)
 
-// ocannlMap41AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap37AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap41AVX512(c *float64, x0 *float64)
+func ocannlMap37AVX512(c *float64, x0 *float64)
 
-// ocannlMap42AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap38AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap42AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap43AVX512 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
-//
-//go:noescape
-func ocannlMap43AVX512(c *float64, x0 *float64)
-
-// ocannlMap44AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
-//
-//go:noescape
-func ocannlMap44AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
-
-// ocannlMap45AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap45AVX512(c *float64, x0 *float64)
-
-// ocannlMap46AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap47AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap47AVX512(c *float64, x0 *float64)
-
-// ocannlMap48AVX512 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap49AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap50AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
-//
-//go:noescape
-func ocannlMap50AVX512(c *float64, x0 *float64)
-
-// ocannlMap51AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
-//
-//go:noescape
-func ocannlMap51AVX512(c *float64, x0 *float64)
-
-// ocannlMap52AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap52AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap38AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //
@@ -596,47 +526,47 @@ func ocannlReduce22AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce23AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce24AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
+// ocannlReduce24AVX512 runs a float64 across-rows add reduction kernel: c = c add relu(add(add(x0,x1),add(x2,x3))), 16 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX512(c *float64, x0 *float64)
+func ocannlReduce24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlReduce25AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+// ocannlReduce25AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce25AVX512(c *float64, x0 *float64)
 
-// ocannlReduce26AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+// ocannlReduce26AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce26AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce26AVX512(c *float64, x0 *float64)
 
-// ocannlReduce27AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce27AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce27AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce28AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce28AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce29AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
+// ocannlReduce29AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce29AVX512(c *float64, x0 *float64)
+func ocannlReduce29AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce30AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
+// ocannlReduce30AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
 //
 //go:noescape
-func ocannlReduce30AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce30AVX512(c *float64, x0 *float64)
 
-// ocannlReduce31AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
+// ocannlReduce31AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
 //
 //go:noescape
 func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce32AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+// ocannlReduce32AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
 //
 //go:noescape
 func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
@@ -646,295 +576,320 @@ func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce33AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce34AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
+// ocannlReduce34AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
 //
 //go:noescape
-func ocannlReduce34AVX512(c *float64, x0 *float64)
+func ocannlReduce34AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce35AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
+// ocannlReduce35AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
 //
 //go:noescape
 func ocannlReduce35AVX512(c *float64, x0 *float64)
 
-// ocannlReduce36AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce36AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
 //
 //go:noescape
-func ocannlReduce36AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce36AVX512(c *float64, x0 *float64)
 
-// ocannlReduce37AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
+// ocannlReduce37AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce37AVX512(c *float64, x0 *float64)
+func ocannlReduce37AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce38AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+// ocannlReduce38AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce38AVX512(c *float64, x0 *float64)
 
-// ocannlReduce39AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+// ocannlReduce39AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 8 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce39AVX512(c *float64, x0 *float64)
 
-// ocannlReduce40AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce40AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce40AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce40AVX512(c *float64, x0 *float64)
 
-// ocannlReduce41AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
+// ocannlReduce41AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce41AVX512(c *float64, x0 *float64)
 
-// ocannlReduce42AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
+// ocannlReduce42AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce42AVX512(c *float64, x0 *float64)
+func ocannlReduce42AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce43AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
+// ocannlReduce43AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce43AVX512(c *float64, x0 *float64)
 
-// ocannlReduce44AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
+// ocannlReduce44AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce44AVX512(c *float64, x0 *float64)
 
-// ocannlReduce45AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,6), 8 rows of 6 elements.
+// ocannlReduce45AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
 //
 //go:noescape
-func ocannlReduce45AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce45AVX512(c *float64, x0 *float64)
 
-// ocannlReduce46AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+// ocannlReduce46AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce46AVX512(c *float64, x0 *float64)
 
-// ocannlReduce47AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce47AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,6), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce47AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce47AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce48AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce48AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce48AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce48AVX512(c *float64, x0 *float64)
 
-// ocannlReduce49AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
+// ocannlReduce49AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce49AVX512(c *float64, x0 *float64)
+func ocannlReduce49AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce50AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
+// ocannlReduce50AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce50AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce50AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce51AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce51AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce51AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce51AVX512(c *float64, x0 *float64)
 
-// ocannlReduce52AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
+// ocannlReduce52AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce52AVX512(c *float64, x0 *float64)
+func ocannlReduce52AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce53AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce53AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce53AVX512(c *float64, x0 *float64)
+func ocannlReduce53AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce54AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+// ocannlReduce54AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce54AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce54AVX512(c *float64, x0 *float64)
 
-// ocannlReduce55AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+// ocannlReduce55AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce55AVX512(c *float64, x0 *float64)
 
-// ocannlReduce56AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
+// ocannlReduce56AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce56AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce57AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
+// ocannlReduce57AVX512 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce57AVX512(c *float64, x0 *float64)
 
-// ocannlReduce58AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce58AVX512 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce58AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce58AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce59AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce59AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce59AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce59AVX512(c *float64, x0 *float64)
 
-// ocannlReduce60AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce60AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce60AVX512(c *float64, x0 *float64)
+func ocannlReduce60AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce61AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce61AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce61AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce62AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce62AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce62AVX512(c *float64, x0 *float64)
 
-// ocannlReduce63AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce63AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce63AVX512(c *float64, x0 *float64)
+func ocannlReduce63AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce64AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce64AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce64AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce64AVX512(c *float64, x0 *float64)
 
-// ocannlReduce65AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
+// ocannlReduce65AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce65AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce65AVX512(c *float64, x0 *float64)
 
-// ocannlReduce66AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
+// ocannlReduce66AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce66AVX512(c *float64, x0 *float64)
+func ocannlReduce66AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce67AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
+// ocannlReduce67AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce67AVX512(c *float64, x0 *float64)
+func ocannlReduce67AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce68AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
+// ocannlReduce68AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce68AVX512(c *float64, x0 *float64)
 
-// ocannlReduce69AVX512 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce69AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 12 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce69AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce69AVX512(c *float64, x0 *float64)
 
-// ocannlReduce70AVX512 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce70AVX512 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce70AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce70AVX512(c *float64, x0 *float64)
 
-// ocannlReduce71AVX512 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce71AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce71AVX512(c *float64, x0 *float64)
 
-// ocannlReduce72AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+// ocannlReduce72AVX512 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce72AVX512(c *float64, x0 *float64)
+func ocannlReduce72AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce73AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce73AVX512 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce73AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce74AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce74AVX512 runs a float64 across-rows add reduction kernel: c = 0 add add(add(x0,x1),x2), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce74AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce74AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce75AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce75AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce75AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce75AVX512(c *float64, x0 *float64)
 
-// ocannlReduce76AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce76AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce76AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce77AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce77AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce77AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce78AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce78AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce78AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce79AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce79AVX512 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce79AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce80AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce80AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce80AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce81AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce81AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce81AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce82AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+// ocannlReduce82AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce82AVX512(c *float64, x0 *float64)
+func ocannlReduce82AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce83AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce83AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 1 rows of 48 elements.
 //
 //go:noescape
-func ocannlReduce83AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce83AVX512(c *float64, x0 *float64)
 
-// ocannlReduce84AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce84AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce84AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce85AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce85AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce85AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce86AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce86AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce86AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce86AVX512(c *float64, x0 *float64)
 
-// ocannlReduce87AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+// ocannlReduce87AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce87AVX512(c *float64, x0 *float64)
+func ocannlReduce87AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce88AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+// ocannlReduce88AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce88AVX512(c *float64, x0 *float64)
+func ocannlReduce88AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce89AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+// ocannlReduce89AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce89AVX512(c *float64, x0 *float64)
+func ocannlReduce89AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce90AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+// ocannlReduce90AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce90AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce91AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce91AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce91AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce91AVX512(c *float64, x0 *float64)
+
+// ocannlReduce92AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce92AVX512(c *float64, x0 *float64)
+
+// ocannlReduce93AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x0), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce93AVX512(c *float64, x0 *float64)
+
+// ocannlReduce94AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce94AVX512(c *float64, x0 *float64)
+
+// ocannlReduce95AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce95AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce96AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce96AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //
@@ -1196,245 +1151,175 @@ func ocannlMap3AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap5AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap5AVX2 runs a float64 pointwise kernel over 6 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap6AVX2 runs a float64 pointwise kernel over 576 elements: c = relu(x0).
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float64, x0 *float64)
+func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX2 runs a float64 pointwise kernel over 6 elements: c = add(x0,x1).
+// ocannlMap7AVX2 runs a float64 pointwise kernel over 576 elements: c = 4.
 //
 //go:noescape
-func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap7AVX2(c *float64)
 
-// ocannlMap8AVX2 runs a float64 pointwise kernel over 384 elements: c = relu(x0).
+// ocannlMap8AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float64, x0 *float64)
+func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap9AVX2 runs a float64 pointwise kernel over 6 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap9AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap10AVX2 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap10AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap11AVX2 runs a float64 pointwise kernel over 576 elements: c = 4.
+// ocannlMap11AVX2 runs a float64 pointwise kernel over 576 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float64)
+func ocannlMap11AVX2(c *float64, x0 *float64)
 
-// ocannlMap12AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap12AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap13AVX2 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap13AVX2 runs a float64 pointwise kernel over 392 elements: c = -Inf.
 //
 //go:noescape
-func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap13AVX2(c *float64)
 
-// ocannlMap14AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
+// ocannlMap14AVX2 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
 //
 //go:noescape
 func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 392 elements: c = -Inf.
+// ocannlMap15AVX2 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float64)
+func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap16AVX2 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+// ocannlMap16AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
 //
 //go:noescape
-func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap17AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap17AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap18AVX2 runs a float64 pointwise kernel over 32 elements: c = relu(x0).
+// ocannlMap18AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float64, x0 *float64)
+func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap19AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap19AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
 //go:noescape
-func ocannlMap19AVX2(c *float64, x0 *float64)
+func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlMap20AVX2 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap20AVX2 runs a float64 pointwise kernel over 8 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap21AVX2 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+// ocannlMap21AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap22AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap22AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap22AVX2(c *float64, x0 *float64)
 
-// ocannlMap23AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap23AVX2 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap24AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
+// ocannlMap24AVX2 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap25AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap26AVX2 runs a float64 pointwise kernel over 8 elements: c = add(add(x0,x1),add(x2,x3)).
+// ocannlMap26AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap27AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap27AVX2(c *float64, x0 *float64)
 
-// ocannlMap28AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap28AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap28AVX2(c *float64, x0 *float64)
 
-// ocannlMap29AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap29AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
 func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap30AVX2 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap30AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap30AVX2(c *float64, x0 *float64)
 
-// ocannlMap31AVX2 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
+// ocannlMap31AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float64, x0 *float64)
+func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap32AVX2 runs a float64 pointwise kernel over 5 elements: c = relu(add(x0,x1)).
+// ocannlMap32AVX2 runs a float64 pointwise kernel over 4 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap33AVX2 runs a float64 pointwise kernel over 5 elements: c = add(x0,x1).
+// ocannlMap33AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap34AVX2 runs a float64 pointwise kernel over 360 elements: c = relu(x0).
+// ocannlMap34AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap34AVX2(c *float64, x0 *float64)
+func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap35AVX2 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap35AVX2 runs a float64 pointwise kernel over 4 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX2 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap36AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
-func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap36AVX2(c *float64, x0 *float64)
 
-// ocannlMap37AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
+// ocannlMap37AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap37AVX2(c *float64, x0 *float64)
 
-// ocannlMap38AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
+// ocannlMap38AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float64, x0 *float64)
-
-// ocannlMap39AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap39AVX2(c *float64, x0 *float64)
-
-// ocannlMap40AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
-//
-//go:noescape
-func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap41AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap41AVX2(c *float64, x0 *float64)
-
-// ocannlMap42AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap42AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap43AVX2 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
-//
-//go:noescape
-func ocannlMap43AVX2(c *float64, x0 *float64)
-
-// ocannlMap44AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
-//
-//go:noescape
-func ocannlMap44AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
-
-// ocannlMap45AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap45AVX2(c *float64, x0 *float64)
-
-// ocannlMap46AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap47AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap47AVX2(c *float64, x0 *float64)
-
-// ocannlMap48AVX2 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap49AVX2 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap50AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
-//
-//go:noescape
-func ocannlMap50AVX2(c *float64, x0 *float64)
-
-// ocannlMap51AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
-//
-//go:noescape
-func ocannlMap51AVX2(c *float64, x0 *float64)
-
-// ocannlMap52AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //
@@ -1556,47 +1441,47 @@ func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce24AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
+// ocannlReduce24AVX2 runs a float64 across-rows add reduction kernel: c = c add relu(add(add(x0,x1),add(x2,x3))), 16 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX2(c *float64, x0 *float64)
+func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 
-// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce25AVX2(c *float64, x0 *float64)
 
-// ocannlReduce26AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
+// ocannlReduce26AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce26AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce26AVX2(c *float64, x0 *float64)
 
-// ocannlReduce27AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce27AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce28AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce28AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce29AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
+// ocannlReduce29AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce29AVX2(c *float64, x0 *float64)
+func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce30AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
+// ocannlReduce30AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 3 elements.
 //
 //go:noescape
-func ocannlReduce30AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce30AVX2(c *float64, x0 *float64)
 
-// ocannlReduce31AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
+// ocannlReduce31AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 108 elements.
 //
 //go:noescape
 func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce32AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
+// ocannlReduce32AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 2 rows of 45 elements.
 //
 //go:noescape
 func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
@@ -1606,292 +1491,317 @@ func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce34AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
+// ocannlReduce34AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 45 elements.
 //
 //go:noescape
-func ocannlReduce34AVX2(c *float64, x0 *float64)
+func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce35AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
+// ocannlReduce35AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 72 rows of 5 elements.
 //
 //go:noescape
 func ocannlReduce35AVX2(c *float64, x0 *float64)
 
-// ocannlReduce36AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce36AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 108 elements.
 //
 //go:noescape
-func ocannlReduce36AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce36AVX2(c *float64, x0 *float64)
 
-// ocannlReduce37AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
+// ocannlReduce37AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float64, x0 *float64)
+func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce38AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
+// ocannlReduce38AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce38AVX2(c *float64, x0 *float64)
 
-// ocannlReduce39AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
+// ocannlReduce39AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 8 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce39AVX2(c *float64, x0 *float64)
 
-// ocannlReduce40AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce40AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce40AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce40AVX2(c *float64, x0 *float64)
 
-// ocannlReduce41AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
+// ocannlReduce41AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce41AVX2(c *float64, x0 *float64)
 
-// ocannlReduce42AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
+// ocannlReduce42AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce42AVX2(c *float64, x0 *float64)
+func ocannlReduce42AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce43AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
+// ocannlReduce43AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float64, x0 *float64)
 
-// ocannlReduce44AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
+// ocannlReduce44AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float64, x0 *float64)
 
-// ocannlReduce45AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,6), 8 rows of 6 elements.
+// ocannlReduce45AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 48 elements.
 //
 //go:noescape
-func ocannlReduce45AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce45AVX2(c *float64, x0 *float64)
 
-// ocannlReduce46AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+// ocannlReduce46AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float64, x0 *float64)
 
-// ocannlReduce47AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce47AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,6), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce48AVX2(c *float64, x0 *float64)
 
-// ocannlReduce49AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
+// ocannlReduce49AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce49AVX2(c *float64, x0 *float64)
+func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce50AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
+// ocannlReduce50AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce51AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce51AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce51AVX2(c *float64, x0 *float64)
 
-// ocannlReduce52AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
+// ocannlReduce52AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce52AVX2(c *float64, x0 *float64)
+func ocannlReduce52AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce53AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce53AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce53AVX2(c *float64, x0 *float64)
+func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce54AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+// ocannlReduce54AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce54AVX2(c *float64, x0 *float64)
 
-// ocannlReduce55AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+// ocannlReduce55AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce55AVX2(c *float64, x0 *float64)
 
-// ocannlReduce56AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
+// ocannlReduce56AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce57AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
+// ocannlReduce57AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce57AVX2(c *float64, x0 *float64)
 
-// ocannlReduce58AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce58AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce59AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce59AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce59AVX2(c *float64, x0 *float64)
 
-// ocannlReduce60AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce60AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce60AVX2(c *float64, x0 *float64)
+func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce61AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce61AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce61AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce62AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce62AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce62AVX2(c *float64, x0 *float64)
 
-// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce63AVX2(c *float64, x0 *float64)
+func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce64AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce64AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce64AVX2(c *float64, x0 *float64)
 
-// ocannlReduce65AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
+// ocannlReduce65AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce65AVX2(c *float64, x0 *float64)
 
-// ocannlReduce66AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
+// ocannlReduce66AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce66AVX2(c *float64, x0 *float64)
+func ocannlReduce66AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce67AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
+// ocannlReduce67AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce67AVX2(c *float64, x0 *float64)
+func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce68AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
+// ocannlReduce68AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce68AVX2(c *float64, x0 *float64)
 
-// ocannlReduce69AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce69AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 12 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce69AVX2(c *float64, x0 *float64)
 
-// ocannlReduce70AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce70AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce70AVX2(c *float64, x0 *float64)
 
-// ocannlReduce71AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce71AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce71AVX2(c *float64, x0 *float64)
 
-// ocannlReduce72AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+// ocannlReduce72AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce72AVX2(c *float64, x0 *float64)
+func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce73AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce73AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce74AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce74AVX2 runs a float64 across-rows add reduction kernel: c = 0 add add(add(x0,x1),x2), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce75AVX2(c *float64, x0 *float64)
 
-// ocannlReduce76AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce76AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce77AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce77AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce78AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce79AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce79AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce80AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce80AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce81AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce81AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce82AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+// ocannlReduce82AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce82AVX2(c *float64, x0 *float64)
+func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce83AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce83AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 1 rows of 48 elements.
 //
 //go:noescape
-func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce83AVX2(c *float64, x0 *float64)
 
-// ocannlReduce84AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce84AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce85AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce85AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce85AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce86AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce86AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce86AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce86AVX2(c *float64, x0 *float64)
 
-// ocannlReduce87AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+// ocannlReduce87AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce87AVX2(c *float64, x0 *float64)
+func ocannlReduce87AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce88AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+// ocannlReduce88AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce88AVX2(c *float64, x0 *float64)
+func ocannlReduce88AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce89AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+// ocannlReduce89AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce89AVX2(c *float64, x0 *float64)
+func ocannlReduce89AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce90AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+// ocannlReduce90AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce90AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce91AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce91AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce91AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce91AVX2(c *float64, x0 *float64)
+
+// ocannlReduce92AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce92AVX2(c *float64, x0 *float64)
+
+// ocannlReduce93AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x0), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce93AVX2(c *float64, x0 *float64)
+
+// ocannlReduce94AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce94AVX2(c *float64, x0 *float64)
+
+// ocannlReduce95AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce95AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce96AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce96AVX2(c *float64, x0 *float64, x1 *float64)

@@ -6913,97 +6913,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000090, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000048, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000003f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+48, AX
-	ADDQ      $+48, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000030, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7048,9 +6960,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7075,9 +6987,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64)
+// func ocannlMap7AVX512(c *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
@@ -7092,9 +7004,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7141,9 +7053,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7168,9 +7080,53 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000090, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000048, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMAXPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7193,9 +7149,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float64)
+// func ocannlMap13AVX512(c *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
@@ -7210,9 +7166,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7248,79 +7204,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000080, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000008, DX
-
-row1:
-	MOVQ $0x00000004, BX
-
-e2:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+96, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7348,18 +7234,20 @@ e3:
 	ADDQ      $+64, DX
 	DECQ      DI
 	JNZ       e3
+	ADDQ      $+144, CX
 	ADDQ      $+144, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+1008, CX
 	ADDQ      $+1008, DX
 	DECQ      BX
 	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7405,9 +7293,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7432,9 +7320,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7459,15 +7347,16 @@ e2:
 	ADDQ      $+64, DX
 	DECQ      SI
 	JNZ       e2
+	ADDQ      $+96, CX
 	ADDQ      $+96, DX
 	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap19AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7499,121 +7388,20 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, DI
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPD  Z1, Z0, Z0
-	VMOVUPS (BX), Z1
-	VMOVUPS (SI), Z2
-	VADDPD  Z2, Z1, Z1
-	VADDPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $+64, BX
-	ADDQ    $+64, SI
-	ADDQ    $-64, DX
-	ADDQ    $-64, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap28AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000002, DX
+	MOVQ         $0x00000002, BX
 
 rowb1:
-	MOVQ $0x00000010, BX
+	MOVQ $0x00000010, SI
 
 row2:
-	VMOVUPS (CX), Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $-64, CX
-	DECQ    BX
-	JNZ     row2
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     rowb1
-	VZEROUPPER
-	RET
-
-// func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, BX
-
-e1:
 	VMOVUPS   (CX), Z2
 	VCMPPD    $0x01, Z2, Z0, K1
 	VBLENDMPD Z1, Z0, K1, Z3
@@ -7625,14 +7413,18 @@ e1:
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
 	ADDQ      $+64, DX
+	ADDQ      $-64, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+64, DX
 	DECQ      BX
-	JNZ       e1
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap21AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7660,18 +7452,20 @@ e3:
 	ADDQ      $+64, DX
 	DECQ      DI
 	JNZ       e3
+	ADDQ      $+192, CX
 	ADDQ      $+192, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+1344, CX
 	ADDQ      $+1344, DX
 	DECQ      BX
 	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float64, x0 *float64)
+// func ocannlMap22AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7694,9 +7488,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7719,53 +7513,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000001f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000048, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+40, AX
-	ADDQ      $+40, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x0000002d, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7790,9 +7540,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7831,19 +7581,20 @@ e3:
 	VADDPD    Z0, Z6, Z2
 	VMOVUPD   Z2, K1, (AX)
 	ADDQ      $+16, AX
-	ADDQ      $+16, CX
+	ADDQ      $+40, CX
 	ADDQ      $+40, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+168, CX
 	ADDQ      $+168, DX
 	DECQ      BX
 	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float64, x0 *float64)
+// func ocannlMap30AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -7868,9 +7619,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap31AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7892,84 +7643,43 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float64, x0 *float64)
+// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000040, SI
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000004, BX
 
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD.Z (BX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
+rowb1:
+	MOVQ $0x00000010, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VCMPPD    $0x01, Z2, Z0, K2
+	VBLENDMPD Z1, Z0, K2, Z3
+	VMOVUPD.Z (DX), K1, Z2
+	VCMPPD    $0x04, Z0, Z3, K2
+	VBLENDMPD Z2, Z0, K2, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPD   Z2, K1, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	DECQ      SI
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000004, DX
-
-rowb1:
-	MOVQ $0x00000010, BX
-
-row2:
-	VMOVUPD.Z (CX), K1, Z1
-	VADDPD    Z0, Z1, Z1
-	VMOVUPD   Z1, K1, (AX)
-	ADDQ      $+32, AX
-	DECQ      BX
 	JNZ       row2
-	ADDQ      $+32, CX
-	DECQ      DX
+	ADDQ      $+32, DX
+	DECQ      BX
 	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7992,79 +7702,60 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float64, x0 *float64)
+// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVL         $0x0000000f, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z1
-	VADDPD    Z0, Z1, Z1
-	VMOVUPD   Z1, K1, (AX)
-	ADDQ      $+32, AX
-	DECQ      DX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, BX
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
 
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPD  Z2, Z1, Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VMULPD    Z2, Z1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, BX
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD.Z (AX), K1, Z1
+	VADDPD    Z1, Z0, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float64, x0 *float64)
+// func ocannlMap36AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8083,9 +7774,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float64, x0 *float64)
+// func ocannlMap37AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8105,9 +7796,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8135,9 +7826,11 @@ e3:
 	ADDQ      $+64, DX
 	DECQ      DI
 	JNZ       e3
+	ADDQ      $+96, CX
 	ADDQ      $+96, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+672, CX
 	ADDQ      $+672, DX
 	DECQ      BX
 	JNZ       rowb1
@@ -8881,9 +8574,45 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX512(c *float64, x0 *float64)
+// func ocannlReduce24AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VMOVUPS      (AX), Z1
+	MOVQ         $0x00000010, DI
+
+row1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VADDPD  Z3, Z2, Z2
+	VMOVUPS (BX), Z3
+	VMOVUPS (SI), Z4
+	VADDPD  Z4, Z3, Z3
+	VADDPD  Z3, Z2, Z2
+	VMAXPD  Z0, Z2, Z2
+	VADDPD  Z2, Z1, Z1
+	ADDQ    $+64, CX
+	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     row1
+	VMOVUPS Z1, (AX)
+	ADDQ    $-960, CX
+	ADDQ    $+64, DX
+	ADDQ    $-960, BX
+	ADDQ    $+64, SI
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8902,9 +8631,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX512(c *float64, x0 *float64)
+// func ocannlReduce26AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -8923,9 +8652,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce27AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8949,9 +8678,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8980,9 +8709,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce29AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9011,9 +8740,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX512(c *float64, x0 *float64)
+// func ocannlReduce30AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9033,9 +8762,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9112,9 +8841,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9164,9 +8893,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce33AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9226,9 +8955,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce34AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce33AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9288,9 +9017,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX512(c *float64, x0 *float64)
+// func ocannlReduce35AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce34AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9310,9 +9039,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX512(c *float64, x0 *float64)
+// func ocannlReduce36AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce35AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9365,9 +9094,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce37AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce36AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9397,9 +9126,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX512(c *float64, x0 *float64)
+// func ocannlReduce38AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce37AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9423,9 +9152,37 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX512(c *float64, x0 *float64)
+// func ocannlReduce39AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce38AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce40AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Z0
@@ -9465,9 +9222,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX512(c *float64, x0 *float64)
+// func ocannlReduce41AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce39AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9494,9 +9251,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce42AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9523,9 +9280,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX512(c *float64, x0 *float64)
+// func ocannlReduce43AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce41AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Z0
@@ -9565,9 +9322,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX512(c *float64, x0 *float64)
+// func ocannlReduce44AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce42AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9594,9 +9351,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX512(c *float64, x0 *float64)
+// func ocannlReduce45AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9623,9 +9380,9 @@ TEXT ·ocannlReduce43AVX512(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX512(c *float64, x0 *float64)
+// func ocannlReduce46AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce44AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9652,9 +9409,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce47AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce45AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9713,9 +9470,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX512(c *float64, x0 *float64)
+// func ocannlReduce48AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce46AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9735,9 +9492,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce49AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9761,9 +9518,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce50AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9787,9 +9544,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX512(c *float64, x0 *float64)
+// func ocannlReduce51AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9808,9 +9565,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce52AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce50AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9845,9 +9602,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce53AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce53AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9871,9 +9628,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX512(c *float64, x0 *float64)
+// func ocannlReduce54AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce52AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9897,9 +9654,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX512(c *float64, x0 *float64)
+// func ocannlReduce55AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce53AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9922,9 +9679,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce56AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce54AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce56AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9962,9 +9719,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX512(c *float64, x0 *float64)
+// func ocannlReduce57AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce55AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce57AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -9991,9 +9748,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce58AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce56AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce58AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10052,9 +9809,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX512(c *float64, x0 *float64)
+// func ocannlReduce59AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce57AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce59AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10085,9 +9842,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce60AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce58AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce60AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10111,9 +9868,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce61AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce59AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce61AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10143,9 +9900,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX512(c *float64, x0 *float64)
+// func ocannlReduce62AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce60AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce62AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10169,9 +9926,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce63AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce61AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce63AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10198,9 +9955,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX512(c *float64, x0 *float64)
+// func ocannlReduce64AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce62AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce64AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Z0
@@ -10240,9 +9997,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX512(c *float64, x0 *float64)
+// func ocannlReduce65AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce63AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce65AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10269,9 +10026,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce66AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce64AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce66AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10298,9 +10055,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce67AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce65AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce67AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10330,9 +10087,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX512(c *float64, x0 *float64)
+// func ocannlReduce68AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce66AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce68AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10356,9 +10113,37 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX512(c *float64, x0 *float64)
+// func ocannlReduce69AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce67AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce69AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce70AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce70AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Z0
@@ -10398,9 +10183,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX512(c *float64, x0 *float64)
+// func ocannlReduce71AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce68AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce71AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10427,9 +10212,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce69AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce72AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce69AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce72AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10453,9 +10238,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce70AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce73AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce70AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce73AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10479,30 +10264,39 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce71AVX512(c *float64, x0 *float64)
+// func ocannlReduce74AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce71AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce74AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VMOVUPS      Z0, Z0
-	MOVQ         $0x00000004, DX
+	MOVQ         $0x00000004, SI
 
 row1:
 	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPD  Z2, Z1, Z1
+	VMOVUPS (BX), Z2
+	VADDPD  Z2, Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	ADDQ    $+64, CX
-	DECQ    DX
+	ADDQ    $+64, DX
+	DECQ    SI
 	JNZ     row1
 	VMOVUPS Z0, (AX)
 	ADDQ    $-192, CX
+	ADDQ    $-192, DX
+	ADDQ    $+64, BX
 	ADDQ    $+64, AX
 	VZEROUPPER
 	RET
 
-// func ocannlReduce72AVX512(c *float64, x0 *float64)
+// func ocannlReduce75AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce72AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce75AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10526,9 +10320,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce73AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce76AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce73AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce76AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10552,9 +10346,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce74AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce77AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce74AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce77AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10581,9 +10375,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce75AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce78AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce75AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce78AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10607,9 +10401,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce76AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce79AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce76AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce79AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10636,9 +10430,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce77AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce80AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce77AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce80AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10672,9 +10466,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce78AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce81AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce78AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce81AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10701,9 +10495,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce79AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce82AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce79AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce82AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10730,9 +10524,50 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce80AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce83AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce83AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPD       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMULPD       Z3, Z2, Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMULPD       Z4, Z3, Z3
+	VMOVUPS      256(CX), Z4
+	VMOVUPS      256(CX), Z5
+	VMULPD       Z5, Z4, Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPS      320(CX), Z4
+	VMOVUPS      320(CX), Z5
+	VMULPD       Z5, Z4, Z4
+	VADDPD       Z4, Z1, Z1
+	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VPERMILPD    $0x55, Z0, Z1
+	VADDPD       Z1, Z0, Z0
+	VBROADCASTSD ocannlConst64<>+0(SB), Z1
+	VADDPD       Z0, Z1, Z0
+	VMOVSD       X0, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce84AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce84AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10756,9 +10591,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce81AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce85AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce81AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce85AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10782,9 +10617,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce82AVX512(c *float64, x0 *float64)
+// func ocannlReduce86AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce82AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce86AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10803,9 +10638,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce83AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce87AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce83AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce87AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10829,9 +10664,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce84AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce88AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce84AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce88AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10860,9 +10695,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce85AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce89AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce85AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce89AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10892,9 +10727,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce86AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce90AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce86AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce90AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -10918,9 +10753,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce87AVX512(c *float64, x0 *float64)
+// func ocannlReduce91AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce87AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce91AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10940,9 +10775,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce88AVX512(c *float64, x0 *float64)
+// func ocannlReduce92AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce88AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce92AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10962,9 +10797,33 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce89AVX512(c *float64, x0 *float64)
+// func ocannlReduce93AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce89AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce93AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VMOVUPD.Z (CX), K1, Z3
+	VMULPD    Z3, Z2, Z2
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z4, Z1, Z1
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce94AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce94AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
@@ -10984,9 +10843,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce90AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce95AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce90AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce95AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -11010,9 +10869,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce91AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce96AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce91AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce96AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18799,104 +18658,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000090, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000090, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+16(SB), Y0
-	MOVQ         $0x00000040, BX
-
-row1:
-	VMOVUPS    (CX), Y1
-	VMOVUPS    (DX), Y2
-	VADDPD     Y2, Y1, Y1
-	VMOVUPS    Y1, (AX)
-	ADDQ       $+32, AX
-	ADDQ       $+32, CX
-	ADDQ       $+32, DX
-	VMASKMOVPD (CX), Y0, Y1
-	VMASKMOVPD (DX), Y0, Y2
-	VADDPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, (AX)
-	ADDQ       $+16, AX
-	ADDQ       $+16, CX
-	ADDQ       $-32, DX
-	DECQ       BX
-	JNZ        row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000060, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
-// Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18958,9 +18722,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -18985,9 +18749,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64)
+// func ocannlMap7AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -19002,9 +18766,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19050,9 +18814,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19077,9 +18841,53 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000090, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPD  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000090, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMAXPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19102,9 +18910,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64)
+// func ocannlMap13AVX2(c *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
@@ -19119,9 +18927,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19156,79 +18964,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000080, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000008, DX
-
-row1:
-	MOVQ $0x00000008, BX
-
-e2:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+96, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19256,18 +18994,20 @@ e3:
 	ADDQ      $+32, DX
 	DECQ      DI
 	JNZ       e3
+	ADDQ      $+144, CX
 	ADDQ      $+144, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+1008, CX
 	ADDQ      $+1008, DX
 	DECQ      BX
 	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19312,9 +19052,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19339,9 +19079,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19366,15 +19106,16 @@ e2:
 	ADDQ      $+32, DX
 	DECQ      SI
 	JNZ       e2
+	ADDQ      $+96, CX
 	ADDQ      $+96, DX
 	DECQ      BX
 	JNZ       row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// func ocannlMap19AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19411,136 +19152,23 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-40
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	MOVQ         x3+32(FP), SI
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000020, DI
-
-row1:
-	MOVQ $0x00000002, R8
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS (BX), Y1
-	VMOVUPS (SI), Y2
-	VADDPD  Y2, Y1, Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $+32, SI
-	DECQ    R8
-	JNZ     e2
-	ADDQ    $-64, DX
-	ADDQ    $-64, SI
-	DECQ    DI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap27AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap28AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000002, DX
+	MOVQ         $0x00000002, BX
 
 rowb1:
-	MOVQ $0x00000010, BX
+	MOVQ $0x00000010, SI
 
 row2:
-	MOVQ $0x00000002, SI
+	MOVQ $0x00000002, DI
 
 e3:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    SI
-	JNZ     e3
-	ADDQ    $-64, CX
-	DECQ    BX
-	JNZ     row2
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     rowb1
-	VZEROUPPER
-	RET
-
-// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, BX
-
-e1:
 	VMOVUPS   (CX), Y2
 	VCMPPD    $0x01, Y2, Y0, Y2
 	VBLENDVPD Y2, Y1, Y0, Y2
@@ -19552,14 +19180,20 @@ e1:
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $-64, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+64, DX
 	DECQ      BX
-	JNZ       e1
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap21AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19587,18 +19221,20 @@ e3:
 	ADDQ      $+32, DX
 	DECQ      DI
 	JNZ       e3
+	ADDQ      $+192, CX
 	ADDQ      $+192, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+1344, CX
 	ADDQ      $+1344, DX
 	DECQ      BX
 	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float64, x0 *float64)
+// func ocannlMap22AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19616,9 +19252,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap23AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19649,60 +19285,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap24AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+24(SB), Y0
-	MOVQ         $0x00000048, BX
-
-row1:
-	VMOVUPS    (CX), Y1
-	VMOVUPS    (DX), Y2
-	VADDPD     Y2, Y1, Y1
-	VMOVUPS    Y1, (AX)
-	ADDQ       $+32, AX
-	ADDQ       $+32, CX
-	ADDQ       $+32, DX
-	VMASKMOVPD (CX), Y0, Y1
-	VMASKMOVPD (DX), Y0, Y2
-	VADDPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, (AX)
-	ADDQ       $+8, AX
-	ADDQ       $+8, CX
-	ADDQ       $-32, DX
-	DECQ       BX
-	JNZ        row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x0000005a, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19727,9 +19312,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19767,19 +19352,20 @@ e3:
 	VADDPD     Y0, Y3, Y3
 	VMASKMOVPD Y3, Y2, (AX)
 	ADDQ       $+16, AX
-	ADDQ       $+16, CX
+	ADDQ       $+40, CX
 	ADDQ       $+40, DX
 	DECQ       SI
 	JNZ        row2
+	ADDQ       $+168, CX
 	ADDQ       $+168, DX
 	DECQ       BX
 	JNZ        rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap26AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19791,37 +19377,37 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap26AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap26AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap37AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap26AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap37AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap37AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap37AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap37AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap37AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap26AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap26AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap26AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap26AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap26AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap26AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap26AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap37AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap37AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap26AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap26AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19833,91 +19419,91 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap37AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap37AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap37AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap37AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap37AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap37AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap37AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap37AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap37AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap37AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap37AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap37AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap37AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap37AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap37AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap37AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap37AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap37AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap37AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap37AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap37AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap26AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap26AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap26AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap26AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap26AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap26AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap26AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap26AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap26AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap26AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap26AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap26AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap26AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap26AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap26AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap26AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap26AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap26AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap26AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap26AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap38AVX2(c *float64, x0 *float64)
+// func ocannlMap27AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19926,37 +19512,37 @@ TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap27AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap27AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap38AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap27AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap38AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap38AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap38AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap38AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap38AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap27AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap27AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap27AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap27AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap27AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap27AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap27AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap38AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap38AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap27AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap27AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -19967,91 +19553,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap38AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap38AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap38AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap38AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap38AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap38AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap38AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap38AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap38AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap38AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap38AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap38AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap38AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap38AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap38AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap38AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap38AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap38AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap38AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap38AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap38AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap27AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap27AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap27AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap27AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap27AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap27AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap27AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap27AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap27AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap27AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap27AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap27AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap27AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap27AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap27AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap27AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap39AVX2(c *float64, x0 *float64)
+// func ocannlMap28AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20060,37 +19646,37 @@ TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap39AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap39AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap39AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap39AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap39AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap39AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap39AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap39AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap28AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap28AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap28AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap28AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap39AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap39AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap28AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap28AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20101,91 +19687,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap39AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap39AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap39AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap39AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap39AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap39AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap39AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap39AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap39AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap39AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap39AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap39AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap39AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap39AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap39AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap39AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap39AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap39AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap39AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap39AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap39AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap39AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap39AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap28AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap28AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap28AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap28AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap28AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap28AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap28AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap28AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap28AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap28AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap28AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap28AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap40AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20197,37 +19783,37 @@ row1:
 	VBROADCASTSD (DX), Y0
 	VMOVUPS      (CX), Y1
 	VSUBPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap29AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap29AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap40AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap29AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap40AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap40AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap40AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap40AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap40AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap29AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap29AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap29AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap29AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap29AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap29AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap29AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap40AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap40AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap29AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap29AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20239,91 +19825,91 @@ row1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap40AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap40AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap40AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap40AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap40AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap40AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap40AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap40AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap40AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap40AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap40AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap40AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap40AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap40AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap40AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap40AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap40AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap40AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap40AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap40AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap40AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap40AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap40AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap41AVX2(c *float64, x0 *float64)
+// func ocannlMap30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20353,9 +19939,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20377,86 +19963,43 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float64, x0 *float64)
+// func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
-// Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000040, SI
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS (BX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $+32, BX
-	ADDQ    $-32, DX
-	ADDQ    $-32, BX
-	DECQ    SI
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000004, DX
+	MOVQ         $0x00000004, BX
 
 rowb1:
-	MOVQ $0x00000010, BX
+	MOVQ $0x00000010, SI
 
 row2:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $-32, CX
-	DECQ    BX
-	JNZ     row2
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     rowb1
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	ADDQ      $-32, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20479,30 +20022,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float64, x0 *float64)
+// func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, DX
-
-row1:
-	VMOVUPS (CX), Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $-32, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20510,7 +20032,7 @@ TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
 	MOVQ         $0x00000040, BX
 
-e1:
+row1:
 	VMOVUPS (CX), Y1
 	VMOVUPS (DX), Y2
 	VMULPD  Y2, Y1, Y1
@@ -20519,14 +20041,15 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	ADDQ    $-32, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20534,7 +20057,7 @@ TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
 	MOVQ         $0x00000040, BX
 
-e1:
+row1:
 	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
 	VMULPD  Y1, Y0, Y0
@@ -20544,14 +20067,15 @@ e1:
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	ADDQ    $-32, DX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float64, x0 *float64)
+// func ocannlMap36AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20570,9 +20094,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float64, x0 *float64)
+// func ocannlMap37AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20592,9 +20116,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20622,9 +20146,11 @@ e3:
 	ADDQ      $+32, DX
 	DECQ      DI
 	JNZ       e3
+	ADDQ      $+96, CX
 	ADDQ      $+96, DX
 	DECQ      SI
 	JNZ       row2
+	ADDQ      $+672, CX
 	ADDQ      $+672, DX
 	DECQ      BX
 	JNZ       rowb1
@@ -21527,9 +21053,56 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float64, x0 *float64)
+// func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VMOVUPS      (AX), Y1
+	VMOVUPS      32(AX), Y2
+	MOVQ         $0x00000010, DI
+
+row1:
+	VMOVUPS (CX), Y3
+	VMOVUPS (DX), Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPS (BX), Y4
+	VMOVUPS (SI), Y5
+	VADDPD  Y5, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMAXPD  Y0, Y3, Y3
+	VADDPD  Y3, Y1, Y1
+	VMOVUPS 32(CX), Y3
+	VMOVUPS 32(DX), Y4
+	VADDPD  Y4, Y3, Y3
+	VMOVUPS 32(BX), Y4
+	VMOVUPS 32(SI), Y5
+	VADDPD  Y5, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMAXPD  Y0, Y3, Y3
+	VADDPD  Y3, Y2, Y2
+	ADDQ    $+64, CX
+	ADDQ    $+64, BX
+	DECQ    DI
+	JNZ     row1
+	VMOVUPS Y1, (AX)
+	VMOVUPS Y2, 32(AX)
+	ADDQ    $-960, CX
+	ADDQ    $+64, DX
+	ADDQ    $-960, BX
+	ADDQ    $+64, SI
+	ADDQ    $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21552,9 +21125,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float64, x0 *float64)
+// func ocannlReduce26AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21577,9 +21150,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21603,9 +21176,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21639,9 +21212,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce29AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21675,9 +21248,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX2(c *float64, x0 *float64)
+// func ocannlReduce30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21696,9 +21269,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21774,9 +21347,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21853,9 +21426,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21929,9 +21502,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce34AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22005,9 +21578,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float64, x0 *float64)
+// func ocannlReduce35AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22030,9 +21603,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float64, x0 *float64)
+// func ocannlReduce36AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22086,9 +21659,9 @@ row3:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce37AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22119,9 +21692,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float64, x0 *float64)
+// func ocannlReduce38AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22145,9 +21718,39 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float64, x0 *float64)
+// func ocannlReduce39AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce40AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -22175,9 +21778,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float64, x0 *float64)
+// func ocannlReduce41AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22199,9 +21802,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce42AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22230,9 +21833,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float64, x0 *float64)
+// func ocannlReduce43AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -22268,9 +21871,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float64, x0 *float64)
+// func ocannlReduce44AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22296,9 +21899,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float64, x0 *float64)
+// func ocannlReduce45AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22335,9 +21938,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float64, x0 *float64)
+// func ocannlReduce46AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22363,9 +21966,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22424,9 +22027,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float64, x0 *float64)
+// func ocannlReduce48AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22449,9 +22052,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22480,9 +22083,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22511,9 +22114,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float64, x0 *float64)
+// func ocannlReduce51AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22536,9 +22139,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce52AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22578,9 +22181,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22610,9 +22213,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float64, x0 *float64)
+// func ocannlReduce54AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22636,9 +22239,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX2(c *float64, x0 *float64)
+// func ocannlReduce55AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22669,9 +22272,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22704,9 +22307,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX2(c *float64, x0 *float64)
+// func ocannlReduce57AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22728,9 +22331,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22776,9 +22379,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX2(c *float64, x0 *float64)
+// func ocannlReduce59AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22814,9 +22417,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce60AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22844,9 +22447,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce61AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22877,9 +22480,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX2(c *float64, x0 *float64)
+// func ocannlReduce62AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22903,9 +22506,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22934,9 +22537,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX2(c *float64, x0 *float64)
+// func ocannlReduce64AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -22964,9 +22567,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX2(c *float64, x0 *float64)
+// func ocannlReduce65AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -22988,9 +22591,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce66AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23019,9 +22622,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23052,9 +22655,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX2(c *float64, x0 *float64)
+// func ocannlReduce68AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23078,9 +22681,39 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX2(c *float64, x0 *float64)
+// func ocannlReduce69AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x0000000c, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce70AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -23108,9 +22741,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX2(c *float64, x0 *float64)
+// func ocannlReduce71AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23132,9 +22765,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23163,9 +22796,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23194,34 +22827,47 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce71AVX2(c *float64, x0 *float64)
+// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      Y0, Y1
 	VMOVUPS      Y0, Y0
-	MOVQ         $0x00000004, DX
+	MOVQ         $0x00000004, SI
 
 row1:
 	VMOVUPS (CX), Y2
+	VMOVUPS (DX), Y3
+	VADDPD  Y3, Y2, Y2
+	VMOVUPS (BX), Y3
+	VADDPD  Y3, Y2, Y2
 	VADDPD  Y2, Y1, Y1
 	VMOVUPS 32(CX), Y2
+	VMOVUPS 32(DX), Y3
+	VADDPD  Y3, Y2, Y2
+	VMOVUPS 32(BX), Y3
+	VADDPD  Y3, Y2, Y2
 	VADDPD  Y2, Y0, Y0
 	ADDQ    $+64, CX
-	DECQ    DX
+	ADDQ    $+64, DX
+	DECQ    SI
 	JNZ     row1
 	VMOVUPS Y1, (AX)
 	VMOVUPS Y0, 32(AX)
 	ADDQ    $-192, CX
+	ADDQ    $-192, DX
+	ADDQ    $+64, BX
 	ADDQ    $+64, AX
 	VZEROUPPER
 	RET
 
-// func ocannlReduce72AVX2(c *float64, x0 *float64)
+// func ocannlReduce75AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23248,9 +22894,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23279,9 +22925,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23310,9 +22956,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23341,9 +22987,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23372,9 +23018,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23407,9 +23053,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23438,9 +23084,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23469,9 +23115,64 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce83AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	MOVQ         $0x00000002, DX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          grp1
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-384, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce84AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23500,9 +23201,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce85AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce85AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23531,9 +23232,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce82AVX2(c *float64, x0 *float64)
+// func ocannlReduce86AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce86AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23556,9 +23257,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce87AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce87AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23587,9 +23288,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce88AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce88AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23623,9 +23324,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce85AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce89AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce85AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce89AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23656,9 +23357,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce86AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce90AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce86AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce90AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23686,9 +23387,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce87AVX2(c *float64, x0 *float64)
+// func ocannlReduce91AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce87AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce91AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23711,9 +23412,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce88AVX2(c *float64, x0 *float64)
+// func ocannlReduce92AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce88AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce92AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23732,9 +23433,32 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce89AVX2(c *float64, x0 *float64)
+// func ocannlReduce93AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce89AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce93AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (CX), Y2
+	VMULPD  Y2, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-2016, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce94AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce94AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -23753,9 +23477,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce90AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce95AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce90AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce95AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23779,9 +23503,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce91AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce96AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce91AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce96AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -251,23 +251,25 @@ func ocannlMap4AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0, x1 *float64) {
+func ocannlMap5AVX512(c, x0, x1, x2, x3 *float64) {
 	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
 }
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
-
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+func ocannlMap6AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c *float64) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
+func ocannlMap8AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0, x1, x2, x3 *float64) {
+func ocannlMap9AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
 }
 
@@ -277,17 +279,15 @@ func ocannlMap10AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
+func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
 
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1, x2, x3 *float64) {
+func ocannlMap12AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
-}
+func ocannlMap13AVX512(c *float64) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
 
 // ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX512(c, x0, x1 *float64) {
@@ -295,10 +295,12 @@ func ocannlMap14AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+func ocannlMap15AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+}
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float64) {
+func ocannlMap16AVX512(c, x0, x1, x2, x3 *float64) {
 	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
 }
 
@@ -308,10 +310,14 @@ func ocannlMap17AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
+func ocannlMap18AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+}
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
+func ocannlMap19AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
 
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX512(c, x0, x1 *float64) {
@@ -319,14 +325,12 @@ func ocannlMap20AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX512(c, x0, x1, x2, x3 *float64) {
+func ocannlMap21AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
-}
+func ocannlMap22AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
 
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX512(c, x0, x1 *float64) {
@@ -334,7 +338,7 @@ func ocannlMap23AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX512(c, x0, x1, x2, x3 *float64) {
+func ocannlMap24AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
 }
 
@@ -343,29 +347,13 @@ func ocannlMap25AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
 }
 
-// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX512(c, x0, x1, x2, x3 *float64) {
-	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
-}
-
-// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
-
-// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
-
-// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
-}
-
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
-}
+func ocannlMap30AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
 
 // ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
+func ocannlMap31AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+}
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX512(c, x0, x1 *float64) {
@@ -378,7 +366,9 @@ func ocannlMap33AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
+func ocannlMap34AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0, x1 *float64) {
@@ -386,56 +376,14 @@ func ocannlMap35AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
-}
+func ocannlMap36AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
 
-// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
 
-// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
-}
-
-// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
-
-// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1, x2 *float64) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
-}
-
-// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
-
-// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
-}
-
-// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
-
-// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
-}
-
-// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
-}
-
-// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
-
-// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
-
-// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -595,80 +543,78 @@ func ocannlMap3AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap3AVX2 calle
 func ocannlMap4AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap5AVX2 called without assembly")
+}
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+func ocannlMap7AVX2(c *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+func ocannlMap8AVX2(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap8AVX2 called without assembly")
+}
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0, x1, x2, x3 *float64) {
-	panic("ocannlgen: ocannlMap9AVX2 called without assembly")
-}
+func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1, x2, x3 *float64) {
-	panic("ocannlgen: ocannlMap12AVX2 called without assembly")
-}
+func ocannlMap12AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap16AVX2 called without assembly")
+}
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap19AVX2 called without assembly")
+}
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0, x1, x2, x3 *float64) {
-	panic("ocannlgen: ocannlMap21AVX2 called without assembly")
-}
+func ocannlMap21AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0, x1, x2, x3 *float64) {
-	panic("ocannlgen: ocannlMap24AVX2 called without assembly")
-}
+func ocannlMap24AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0, x1, x2, x3 *float64) {
-	panic("ocannlgen: ocannlMap26AVX2 called without assembly")
-}
+func ocannlMap26AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
@@ -680,10 +626,10 @@ func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called 
 func ocannlMap29AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap32AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
@@ -692,63 +638,19 @@ func ocannlMap32AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap32AVX2 cal
 func ocannlMap33AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
-
-// ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
-
-// ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap40AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
-
-// ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
-
-// ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
-
-// ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
-
-// ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1, x2 *float64) {
-	panic("ocannlgen: ocannlMap44AVX2 called without assembly")
-}
-
-// ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
-
-// ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
-
-// ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
-
-// ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
-
-// ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
-
-// ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
-
-// ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
-
-// ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float64) {
@@ -871,7 +773,7 @@ func ocannlReduce23AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce24AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX512(c, x0 *float64) {
+func ocannlReduce24AVX512(c, x0, x1, x2, x3 *float64) {
 	panic("ocannlgen: ocannlReduce24AVX512 called without assembly")
 }
 
@@ -881,7 +783,7 @@ func ocannlReduce25AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce26AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce26AVX512(c, x0, x1 *float64) {
+func ocannlReduce26AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce26AVX512 called without assembly")
 }
 
@@ -896,12 +798,12 @@ func ocannlReduce28AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce29AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce29AVX512(c, x0 *float64) {
+func ocannlReduce29AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce29AVX512 called without assembly")
 }
 
 // ocannlReduce30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce30AVX512(c, x0, x1 *float64) {
+func ocannlReduce30AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce30AVX512 called without assembly")
 }
 
@@ -921,7 +823,7 @@ func ocannlReduce33AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX512(c, x0 *float64) {
+func ocannlReduce34AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce34AVX512 called without assembly")
 }
 
@@ -931,12 +833,12 @@ func ocannlReduce35AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX512(c, x0, x1 *float64) {
+func ocannlReduce36AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce36AVX512 called without assembly")
 }
 
 // ocannlReduce37AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX512(c, x0 *float64) {
+func ocannlReduce37AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce37AVX512 called without assembly")
 }
 
@@ -951,7 +853,7 @@ func ocannlReduce39AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce40AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX512(c, x0, x1 *float64) {
+func ocannlReduce40AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce40AVX512 called without assembly")
 }
 
@@ -961,7 +863,7 @@ func ocannlReduce41AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce42AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce42AVX512(c, x0 *float64) {
+func ocannlReduce42AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce42AVX512 called without assembly")
 }
 
@@ -976,7 +878,7 @@ func ocannlReduce44AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce45AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce45AVX512(c, x0, x1, x2 *float64) {
+func ocannlReduce45AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce45AVX512 called without assembly")
 }
 
@@ -986,42 +888,42 @@ func ocannlReduce46AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce47AVX512(c, x0, x1 *float64) {
+func ocannlReduce47AVX512(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce47AVX512 called without assembly")
 }
 
 // ocannlReduce48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX512(c, x0, x1 *float64) {
+func ocannlReduce48AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce48AVX512 called without assembly")
 }
 
 // ocannlReduce49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX512(c, x0 *float64) {
+func ocannlReduce49AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce49AVX512 called without assembly")
 }
 
 // ocannlReduce50AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX512(c, x0, x1, x2 *float64) {
+func ocannlReduce50AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce50AVX512 called without assembly")
 }
 
 // ocannlReduce51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce51AVX512(c, x0, x1 *float64) {
+func ocannlReduce51AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce51AVX512 called without assembly")
 }
 
 // ocannlReduce52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce52AVX512(c, x0 *float64) {
+func ocannlReduce52AVX512(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce52AVX512 called without assembly")
 }
 
 // ocannlReduce53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce53AVX512(c, x0 *float64) {
+func ocannlReduce53AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce53AVX512 called without assembly")
 }
 
 // ocannlReduce54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce54AVX512(c, x0, x1, x2 *float64) {
+func ocannlReduce54AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce54AVX512 called without assembly")
 }
 
@@ -1041,17 +943,17 @@ func ocannlReduce57AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce58AVX512(c, x0, x1 *float64) {
+func ocannlReduce58AVX512(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce58AVX512 called without assembly")
 }
 
 // ocannlReduce59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce59AVX512(c, x0, x1 *float64) {
+func ocannlReduce59AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce59AVX512 called without assembly")
 }
 
 // ocannlReduce60AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce60AVX512(c, x0 *float64) {
+func ocannlReduce60AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce60AVX512 called without assembly")
 }
 
@@ -1066,27 +968,27 @@ func ocannlReduce62AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce63AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce63AVX512(c, x0 *float64) {
+func ocannlReduce63AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce63AVX512 called without assembly")
 }
 
 // ocannlReduce64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce64AVX512(c, x0, x1 *float64) {
+func ocannlReduce64AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce64AVX512 called without assembly")
 }
 
 // ocannlReduce65AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce65AVX512(c, x0, x1 *float64) {
+func ocannlReduce65AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce65AVX512 called without assembly")
 }
 
 // ocannlReduce66AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce66AVX512(c, x0 *float64) {
+func ocannlReduce66AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce66AVX512 called without assembly")
 }
 
 // ocannlReduce67AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce67AVX512(c, x0 *float64) {
+func ocannlReduce67AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce67AVX512 called without assembly")
 }
 
@@ -1096,12 +998,12 @@ func ocannlReduce68AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce69AVX512(c, x0, x1 *float64) {
+func ocannlReduce69AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce69AVX512 called without assembly")
 }
 
 // ocannlReduce70AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce70AVX512(c, x0, x1 *float64) {
+func ocannlReduce70AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce70AVX512 called without assembly")
 }
 
@@ -1111,7 +1013,7 @@ func ocannlReduce71AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce72AVX512(c, x0 *float64) {
+func ocannlReduce72AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce72AVX512 called without assembly")
 }
 
@@ -1121,12 +1023,12 @@ func ocannlReduce73AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce74AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce74AVX512(c, x0, x1 *float64) {
+func ocannlReduce74AVX512(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce74AVX512 called without assembly")
 }
 
 // ocannlReduce75AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce75AVX512(c, x0, x1 *float64) {
+func ocannlReduce75AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce75AVX512 called without assembly")
 }
 
@@ -1161,12 +1063,12 @@ func ocannlReduce81AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce82AVX512(c, x0 *float64) {
+func ocannlReduce82AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce82AVX512 called without assembly")
 }
 
 // ocannlReduce83AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce83AVX512(c, x0, x1 *float64) {
+func ocannlReduce83AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce83AVX512 called without assembly")
 }
 
@@ -1181,22 +1083,22 @@ func ocannlReduce85AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce86AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce86AVX512(c, x0, x1 *float64) {
+func ocannlReduce86AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce86AVX512 called without assembly")
 }
 
 // ocannlReduce87AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce87AVX512(c, x0 *float64) {
+func ocannlReduce87AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce87AVX512 called without assembly")
 }
 
 // ocannlReduce88AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce88AVX512(c, x0 *float64) {
+func ocannlReduce88AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce88AVX512 called without assembly")
 }
 
 // ocannlReduce89AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce89AVX512(c, x0 *float64) {
+func ocannlReduce89AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce89AVX512 called without assembly")
 }
 
@@ -1206,8 +1108,33 @@ func ocannlReduce90AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce91AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce91AVX512(c, x0, x1 *float64) {
+func ocannlReduce91AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce91AVX512 called without assembly")
+}
+
+// ocannlReduce92AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce92AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce92AVX512 called without assembly")
+}
+
+// ocannlReduce93AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce93AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce93AVX512 called without assembly")
+}
+
+// ocannlReduce94AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce94AVX512(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce94AVX512 called without assembly")
+}
+
+// ocannlReduce95AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce95AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce95AVX512 called without assembly")
+}
+
+// ocannlReduce96AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce96AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce96AVX512 called without assembly")
 }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
@@ -1323,7 +1250,7 @@ func ocannlReduce23AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX2(c, x0 *float64) {
+func ocannlReduce24AVX2(c, x0, x1, x2, x3 *float64) {
 	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
 }
 
@@ -1333,7 +1260,7 @@ func ocannlReduce25AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce26AVX2(c, x0, x1 *float64) {
+func ocannlReduce26AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce26AVX2 called without assembly")
 }
 
@@ -1348,12 +1275,12 @@ func ocannlReduce28AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce29AVX2(c, x0 *float64) {
+func ocannlReduce29AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce29AVX2 called without assembly")
 }
 
 // ocannlReduce30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce30AVX2(c, x0, x1 *float64) {
+func ocannlReduce30AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce30AVX2 called without assembly")
 }
 
@@ -1373,7 +1300,7 @@ func ocannlReduce33AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce34AVX2(c, x0 *float64) {
+func ocannlReduce34AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce34AVX2 called without assembly")
 }
 
@@ -1383,12 +1310,12 @@ func ocannlReduce35AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce36AVX2(c, x0, x1 *float64) {
+func ocannlReduce36AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce36AVX2 called without assembly")
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0 *float64) {
+func ocannlReduce37AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
@@ -1403,7 +1330,7 @@ func ocannlReduce39AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX2(c, x0, x1 *float64) {
+func ocannlReduce40AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
 }
 
@@ -1413,7 +1340,7 @@ func ocannlReduce41AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce42AVX2(c, x0 *float64) {
+func ocannlReduce42AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce42AVX2 called without assembly")
 }
 
@@ -1428,7 +1355,7 @@ func ocannlReduce44AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce45AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce45AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce45AVX2 called without assembly")
 }
 
@@ -1438,42 +1365,42 @@ func ocannlReduce46AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce47AVX2(c, x0, x1 *float64) {
+func ocannlReduce47AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce47AVX2 called without assembly")
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0, x1 *float64) {
+func ocannlReduce48AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
 // ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX2(c, x0 *float64) {
+func ocannlReduce49AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
 }
 
 // ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce50AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
 }
 
 // ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce51AVX2(c, x0, x1 *float64) {
+func ocannlReduce51AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
 }
 
 // ocannlReduce52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce52AVX2(c, x0 *float64) {
+func ocannlReduce52AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce52AVX2 called without assembly")
 }
 
 // ocannlReduce53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce53AVX2(c, x0 *float64) {
+func ocannlReduce53AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce53AVX2 called without assembly")
 }
 
 // ocannlReduce54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce54AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce54AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce54AVX2 called without assembly")
 }
 
@@ -1493,17 +1420,17 @@ func ocannlReduce57AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce58AVX2(c, x0, x1 *float64) {
+func ocannlReduce58AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce58AVX2 called without assembly")
 }
 
 // ocannlReduce59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce59AVX2(c, x0, x1 *float64) {
+func ocannlReduce59AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce59AVX2 called without assembly")
 }
 
 // ocannlReduce60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce60AVX2(c, x0 *float64) {
+func ocannlReduce60AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce60AVX2 called without assembly")
 }
 
@@ -1518,27 +1445,27 @@ func ocannlReduce62AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce63AVX2(c, x0 *float64) {
+func ocannlReduce63AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce63AVX2 called without assembly")
 }
 
 // ocannlReduce64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce64AVX2(c, x0, x1 *float64) {
+func ocannlReduce64AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce64AVX2 called without assembly")
 }
 
 // ocannlReduce65AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce65AVX2(c, x0, x1 *float64) {
+func ocannlReduce65AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce65AVX2 called without assembly")
 }
 
 // ocannlReduce66AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce66AVX2(c, x0 *float64) {
+func ocannlReduce66AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce66AVX2 called without assembly")
 }
 
 // ocannlReduce67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce67AVX2(c, x0 *float64) {
+func ocannlReduce67AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce67AVX2 called without assembly")
 }
 
@@ -1548,12 +1475,12 @@ func ocannlReduce68AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce69AVX2(c, x0, x1 *float64) {
+func ocannlReduce69AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
 }
 
 // ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce70AVX2(c, x0, x1 *float64) {
+func ocannlReduce70AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
 }
 
@@ -1563,7 +1490,7 @@ func ocannlReduce71AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce72AVX2(c, x0 *float64) {
+func ocannlReduce72AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce72AVX2 called without assembly")
 }
 
@@ -1573,12 +1500,12 @@ func ocannlReduce73AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce74AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce74AVX2(c, x0, x1 *float64) {
+func ocannlReduce74AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce74AVX2 called without assembly")
 }
 
 // ocannlReduce75AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce75AVX2(c, x0, x1 *float64) {
+func ocannlReduce75AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce75AVX2 called without assembly")
 }
 
@@ -1613,12 +1540,12 @@ func ocannlReduce81AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce82AVX2(c, x0 *float64) {
+func ocannlReduce82AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce82AVX2 called without assembly")
 }
 
 // ocannlReduce83AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce83AVX2(c, x0, x1 *float64) {
+func ocannlReduce83AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce83AVX2 called without assembly")
 }
 
@@ -1633,22 +1560,22 @@ func ocannlReduce85AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce86AVX2(c, x0, x1 *float64) {
+func ocannlReduce86AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce86AVX2 called without assembly")
 }
 
 // ocannlReduce87AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce87AVX2(c, x0 *float64) {
+func ocannlReduce87AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce87AVX2 called without assembly")
 }
 
 // ocannlReduce88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce88AVX2(c, x0 *float64) {
+func ocannlReduce88AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce88AVX2 called without assembly")
 }
 
 // ocannlReduce89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce89AVX2(c, x0 *float64) {
+func ocannlReduce89AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce89AVX2 called without assembly")
 }
 
@@ -1658,6 +1585,31 @@ func ocannlReduce90AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce91AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce91AVX2(c, x0, x1 *float64) {
+func ocannlReduce91AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce91AVX2 called without assembly")
+}
+
+// ocannlReduce92AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce92AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce92AVX2 called without assembly")
+}
+
+// ocannlReduce93AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce93AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce93AVX2 called without assembly")
+}
+
+// ocannlReduce94AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce94AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce94AVX2 called without assembly")
+}
+
+// ocannlReduce95AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce95AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce95AVX2 called without assembly")
+}
+
+// ocannlReduce96AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce96AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce96AVX2 called without assembly")
 }

@@ -4941,30 +4941,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX512(c *float32, x0 *float32)
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (CX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5000,9 +4979,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5030,9 +5009,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5041,45 +5020,45 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS (DX), Z0
 	VMOVUPS      (CX), Z1
 	VSUBPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap4AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap4AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap4AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap5AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap4AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap4AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap4AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap4AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap5AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap5AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap4AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap5AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap4AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap5AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap4AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -5089,123 +5068,123 @@ TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	VZEROUPPER
 	RET
 
-DATA ocannlMap5AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap5AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap5AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap5AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap5AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap5AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap5AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap5AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap5AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap5AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap5AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap4AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap4AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap4AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap4AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap4AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap4AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap4AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap4AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap4AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap4AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap4AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5226,9 +5205,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5256,9 +5235,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5289,9 +5268,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5318,9 +5297,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5346,9 +5325,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float32, x0 *float32)
+// func ocannlMap10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5357,45 +5336,45 @@ TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap10AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap11AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap10AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap10AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap10AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap10AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap11AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap10AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap11AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap10AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -5407,123 +5386,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap11AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap11AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap11AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap11AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap11AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap11AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap11AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap11AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap11AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap11AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap11AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap10AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap10AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap10AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap10AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap10AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap10AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap10AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap10AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap10AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap10AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5553,9 +5532,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5582,9 +5561,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5615,6 +5594,29 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
@@ -5626,140 +5628,28 @@ TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         $0x00000080, BX
 
 row1:
-	MOVQ $0x00000008, SI
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000002, SI
 
 e2:
-	VMOVUPS (CX), Z0
 	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    SI
 	JNZ     e2
-	ADDQ    $-512, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000100, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000002, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000100, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5794,9 +5684,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5823,9 +5713,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5853,59 +5743,69 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000004, BX
-
-e2:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000040, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Z0
+row1:
+	VBROADCASTSS (CX), Z0
+	MOVQ         $0x00000004, SI
+
+e2:
 	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
-	ADDQ    $+64, CX
 	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS (AX), Z2
+	VADDPS  Z2, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5929,9 +5829,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5956,9 +5856,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX512(c *float32, x0 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5977,9 +5877,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6001,9 +5901,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6022,9 +5922,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6046,9 +5946,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32)
+// func ocannlMap28AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -6063,9 +5963,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6095,26 +5995,30 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (BX), Z1
 	MOVQ         $0x00000010, BX
 
 rowb1:
 	MOVQ $0x00000004, SI
 
 row2:
-	VMOVUPS   (CX), Z1
-	VMOVUPS   (DX), Z3
-	VCMPPS    $0x04, Z0, Z1, K1
-	VBLENDMPS Z3, Z0, K1, Z2
-	VADDPS    Z0, Z2, Z1
-	VMOVUPS   Z1, (AX)
+	VMOVUPS   (CX), Z3
+	VMOVUPS   (DX), Z4
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z4, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z3
+	VDIVPS    Z1, Z3, Z3
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z3, (AX)
 	ADDQ      $+64, AX
 	ADDQ      $+64, CX
 	ADDQ      $+64, DX
@@ -6127,32 +6031,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (DX), Z1
-	MOVQ         $0x00000200, DX
-
-e1:
-	VMOVUPS (CX), Z2
-	VDIVPS  Z1, Z2, Z2
-	VADDPS  Z0, Z2, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6177,9 +6058,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32)
+// func ocannlMap32AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -6202,9 +6083,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32)
+// func ocannlMap33AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -6227,9 +6108,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6254,9 +6135,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6284,9 +6165,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX512(c *float32, x0 *float32)
+// func ocannlMap36AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6295,45 +6176,45 @@ TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap36AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap36AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap36AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap42AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap36AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap36AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap36AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap36AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap42AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap42AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap36AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap42AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap36AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap42AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap36AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -6345,222 +6226,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap42AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap42AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap42AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap42AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap42AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap42AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap42AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap42AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap42AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap42AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap42AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap36AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap36AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap36AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap36AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap36AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap36AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap36AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap36AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap36AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap36AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap36AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000120, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x0000000c, DX
-
-row1:
-	MOVQ $0x0000000c, BX
-
-e2:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+192, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000240, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000480, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6585,9 +6367,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32)
+// func ocannlMap38AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -6607,9 +6389,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32)
+// func ocannlMap39AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -6623,9 +6405,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX512(c *float32)
+// func ocannlMap40AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
@@ -6645,9 +6427,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6672,6 +6454,7 @@ e2:
 	ADDQ      $+64, DX
 	DECQ      SI
 	JNZ       e2
+	ADDQ      $+192, CX
 	ADDQ      $+192, DX
 	DECQ      BX
 	JNZ       row1
@@ -6717,6 +6500,48 @@ row1:
 TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMULPS       Z4, Z3, Z3
+	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0x4e, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF64X2   $0xb1, Z0, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VADDPS       Z1, Z0, Z0
+	VBROADCASTSS ocannlConst32<>+0(SB), Z1
+	VADDPS       Z0, Z1, Z0
+	VMOVSS       X0, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
 	MOVQ         $0x00000008, DX
 
@@ -6758,9 +6583,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX512(c *float32, x0 *float32)
+// func ocannlReduce3AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce2AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6786,9 +6611,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX512(c *float32, x0 *float32)
+// func ocannlReduce4AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce3AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
@@ -6839,9 +6664,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX512(c *float32, x0 *float32)
+// func ocannlReduce5AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce4AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6869,9 +6694,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX512(c *float32, x0 *float32)
+// func ocannlReduce6AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce5AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6912,9 +6737,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX512(c *float32, x0 *float32)
+// func ocannlReduce7AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce6AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -6942,9 +6767,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7019,9 +6844,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float32, x0 *float32)
+// func ocannlReduce9AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7044,9 +6869,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX512(c *float32, x0 *float32)
+// func ocannlReduce10AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce9AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7077,9 +6902,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce10AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7137,9 +6962,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7181,9 +7006,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX512(c *float32, x0 *float32)
+// func ocannlReduce13AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce12AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7215,9 +7040,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX512(c *float32, x0 *float32)
+// func ocannlReduce14AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce13AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7253,9 +7078,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce14AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7292,9 +7117,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX512(c *float32, x0 *float32)
+// func ocannlReduce16AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce15AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7320,9 +7145,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce16AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7385,9 +7210,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX512(c *float32, x0 *float32)
+// func ocannlReduce18AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce17AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7423,9 +7248,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX512(c *float32, x0 *float32)
+// func ocannlReduce19AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Z0
@@ -7472,9 +7297,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float32, x0 *float32)
+// func ocannlReduce20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7503,9 +7328,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX512(c *float32, x0 *float32)
+// func ocannlReduce21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7545,9 +7370,9 @@ TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX512(c *float32, x0 *float32)
+// func ocannlReduce22AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce21AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7576,9 +7401,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce22AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7644,9 +7469,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX512(c *float32, x0 *float32)
+// func ocannlReduce24AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce23AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7666,9 +7491,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX512(c *float32, x0 *float32)
+// func ocannlReduce25AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce24AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7691,9 +7516,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX512(c *float32, x0 *float32)
+// func ocannlReduce26AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce25AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -13493,30 +13318,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap2AVX2(c *float32, x0 *float32)
+// func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (CX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
-// Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-40
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-40
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13552,9 +13356,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13587,9 +13391,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13601,31 +13405,31 @@ TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 e1:
 	VMOVUPS      (CX), Y1
 	VSUBPS       Y0, Y1, Y1
-	VMOVUPD      ocannlMap5AVX2Consts<>+0(SB), Y2
+	VMOVUPD      ocannlMap4AVX2Consts<>+0(SB), Y2
 	VMAXPS       Y1, Y2, Y1
-	VMOVUPD      ocannlMap5AVX2Consts<>+32(SB), Y2
+	VMOVUPD      ocannlMap4AVX2Consts<>+32(SB), Y2
 	VMINPS       Y1, Y2, Y1
-	VMULPS       ocannlMap5AVX2Consts<>+64(SB), Y1, Y2
+	VMULPS       ocannlMap4AVX2Consts<>+64(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ocannlMap5AVX2Consts<>+96(SB), Y2, Y1
-	VFNMADD231PS ocannlMap5AVX2Consts<>+128(SB), Y2, Y1
-	VMOVUPD      ocannlMap5AVX2Consts<>+160(SB), Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+192(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+224(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+256(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+288(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+320(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+352(SB), Y1, Y3
-	VFMADD213PS  ocannlMap5AVX2Consts<>+352(SB), Y1, Y3
-	VMULPS       ocannlMap5AVX2Consts<>+320(SB), Y2, Y1
+	VFNMADD231PS ocannlMap4AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PS ocannlMap4AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap4AVX2Consts<>+160(SB), Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PS  ocannlMap4AVX2Consts<>+352(SB), Y1, Y3
+	VMULPS       ocannlMap4AVX2Consts<>+320(SB), Y2, Y1
 	VROUNDPS     $0x01, Y1, Y1
 	VSUBPS       Y1, Y2, Y2
-	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap4AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap4AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y3, Y3
-	VADDPS       ocannlMap5AVX2Consts<>+384(SB), Y2, Y2
-	VPADDD       ocannlMap5AVX2Consts<>+416(SB), Y2, Y2
+	VADDPS       ocannlMap4AVX2Consts<>+384(SB), Y2, Y2
+	VPADDD       ocannlMap4AVX2Consts<>+416(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
@@ -13636,123 +13440,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap5AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap5AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap5AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap5AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap5AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap5AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap5AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap5AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap5AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap5AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap5AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap5AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap5AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap5AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap5AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap5AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap4AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap4AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap4AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap4AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap4AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap4AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap4AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap4AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap4AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap4AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap4AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap4AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap4AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap4AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap4AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap4AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap5AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13778,9 +13582,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13808,9 +13612,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13841,9 +13645,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13870,9 +13674,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13898,9 +13702,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float32, x0 *float32)
+// func ocannlMap10AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13909,31 +13713,31 @@ TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap11AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap10AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap11AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap11AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap11AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap11AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap11AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap10AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap10AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap10AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap11AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap11AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap10AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap10AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -13944,123 +13748,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap11AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap11AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap11AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap11AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap11AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap11AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap11AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap11AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap11AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap11AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap11AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap11AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap11AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap11AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap11AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap10AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap10AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap10AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap10AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap10AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap10AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap10AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap10AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap10AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap10AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap10AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap10AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap10AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap10AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap10AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap12AVX2(c *float32, x0 *float32)
+// func ocannlMap11AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14073,83 +13877,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap12AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap11AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap12AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap12AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap12AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap12AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap11AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap11AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap11AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap11AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap12AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap11AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap12AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap12AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap11AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap11AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap12AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap12AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap11AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap11AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap12AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap12AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap12AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap11AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap11AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap11AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap12AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap11AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap12AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap11AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap12AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap12AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap12AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap12AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap11AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap11AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap11AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap11AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -14161,91 +13965,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap12AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap12AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap12AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap12AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap12AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap12AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap12AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap12AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap12AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap12AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap12AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap12AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap12AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap12AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap12AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap12AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap12AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap12AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap12AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap12AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap12AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap12AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14275,9 +14079,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap13AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14304,9 +14108,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14337,6 +14141,29 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
@@ -14348,140 +14175,28 @@ TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         $0x00000080, BX
 
 row1:
-	MOVQ $0x00000010, SI
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000004, SI
 
 e2:
-	VMOVUPS (CX), Y0
 	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
 	DECQ    SI
 	JNZ     e2
-	ADDQ    $-512, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000800, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap18AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000200, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap20AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000004, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
 	ADDQ    $+4, CX
-	DECQ    DX
+	DECQ    BX
 	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14516,9 +14231,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14545,9 +14260,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14575,59 +14290,69 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, DX
-
-row1:
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000008, BX
-
-e2:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+4, CX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000010, BX
 
-e1:
-	VMOVUPS (CX), Y0
+row1:
+	VBROADCASTSS (CX), Y0
+	MOVQ         $0x00000008, SI
+
+e2:
 	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
+	VMULPS  Y1, Y0, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
-	ADDQ    $+32, CX
 	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, CX
 	DECQ    BX
-	JNZ     e1
+	JNZ     row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Y0
+	MOVQ         $0x00000008, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS (AX), Y2
+	VADDPS  Y2, Y1, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14651,9 +14376,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14678,9 +14403,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14699,9 +14424,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14728,9 +14453,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -14754,9 +14479,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14778,9 +14503,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32)
+// func ocannlMap28AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -14795,9 +14520,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14832,14 +14557,16 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (BX), Y1
 	MOVQ         $0x00000010, BX
 
 rowb1:
@@ -14849,12 +14576,14 @@ row2:
 	MOVQ $0x00000002, DI
 
 e3:
-	VMOVUPS   (CX), Y1
-	VMOVUPS   (DX), Y2
-	VCMPPS    $0x04, Y0, Y1, Y1
-	VBLENDVPS Y1, Y2, Y0, Y1
-	VADDPS    Y0, Y1, Y1
-	VMOVUPS   Y1, (AX)
+	VMOVUPS   (CX), Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VDIVPS    Y1, Y2, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
 	ADDQ      $+32, AX
 	ADDQ      $+32, CX
 	ADDQ      $+32, DX
@@ -14869,32 +14598,9 @@ e3:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (DX), Y1
-	MOVQ         $0x00000400, DX
-
-e1:
-	VMOVUPS (CX), Y2
-	VDIVPS  Y1, Y2, Y2
-	VADDPS  Y0, Y2, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14919,9 +14625,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32)
+// func ocannlMap32AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14943,9 +14649,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32)
+// func ocannlMap33AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -14967,9 +14673,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -14999,9 +14705,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15029,9 +14735,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32, x0 *float32)
+// func ocannlMap36AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15040,31 +14746,31 @@ TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap36AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap36AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap42AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap36AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap42AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap42AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap42AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap42AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap42AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap36AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap36AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap36AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap36AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap36AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap42AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap42AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap36AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap36AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap42AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap42AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap36AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap36AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -15075,227 +14781,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap42AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap42AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap42AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap42AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap42AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap42AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap42AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap42AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap42AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap42AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap42AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap42AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap42AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap42AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap42AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap42AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap36AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap36AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap36AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap36AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap36AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap36AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap36AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap36AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap36AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap36AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap36AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap36AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap36AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap36AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap36AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap36AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000120, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap44AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x0000000c, DX
-
-row1:
-	MOVQ $0x00000018, BX
-
-e2:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    BX
-	JNZ     e2
-	ADDQ    $+192, AX
-	DECQ    DX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000240, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap46AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000900, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15320,9 +14922,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32)
+// func ocannlMap38AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -15342,9 +14944,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32)
+// func ocannlMap39AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -15358,9 +14960,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32)
+// func ocannlMap40AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -15380,9 +14982,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15407,6 +15009,7 @@ e2:
 	ADDQ      $+32, DX
 	DECQ      SI
 	JNZ       e2
+	ADDQ      $+192, CX
 	ADDQ      $+192, DX
 	DECQ      BX
 	JNZ       row1
@@ -15461,6 +15064,65 @@ row1:
 TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000008, DX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPS       Y5, Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-256, CX
+	ADDQ         $+64, AX
+	ADDQ         $+4096, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
 	MOVQ         $0x00000008, DX
 
@@ -15498,9 +15160,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX2(c *float32, x0 *float32)
+// func ocannlReduce3AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15526,9 +15188,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
@@ -15580,9 +15242,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15612,9 +15274,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15653,9 +15315,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15685,9 +15347,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15761,9 +15423,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15794,9 +15456,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -15832,9 +15494,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15924,9 +15586,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -15973,9 +15635,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16016,9 +15678,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16054,9 +15716,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16098,9 +15760,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16126,9 +15788,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16197,9 +15859,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16235,9 +15897,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
@@ -16279,9 +15941,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16309,9 +15971,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16350,9 +16012,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16380,9 +16042,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -16447,9 +16109,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16472,9 +16134,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float32, x0 *float32)
+// func ocannlReduce25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -16505,9 +16167,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float32, x0 *float32)
+// func ocannlReduce26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -820,8 +820,8 @@ extern "C" __global__ void ocannlAdam32Backward_op6_33(float* __restrict__ t12, 
   }
 }
 
-// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-extern "C" __global__ void ocannlAdam32Backward_op5_34(float* __restrict__ t10, float* __restrict__ t25, float* __restrict__ t27, float* __restrict__ t28) {
+// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+extern "C" __global__ void ocannlAdam32Backward_op5_34(float* __restrict__ t11, float* __restrict__ t25, float* __restrict__ t27, float* __restrict__ t28) {
   // Fused with: backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -829,7 +829,7 @@ extern "C" __global__ void ocannlAdam32Backward_op5_34(float* __restrict__ t10, 
   const int i1 = px % 8; px /= 8;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t10[8 * i0 + i1] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t11[8 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t28[8 * i0 + i1] : (float)0);
     float old = t27[8 * i0 + i1];
     t27[8 * i0 + i1] = old + v1;
@@ -1129,8 +1129,8 @@ extern "C" __global__ void ocannlAdam32Backward_op3_37(float* __restrict__ t7, f
     }
 }
 
-// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-extern "C" __global__ void ocannlAdam32Backward_op2_38(float* __restrict__ t5, float* __restrict__ t20, float* __restrict__ t22, float* __restrict__ t23) {
+// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+extern "C" __global__ void ocannlAdam32Backward_op2_38(float* __restrict__ t6, float* __restrict__ t20, float* __restrict__ t22, float* __restrict__ t23) {
   // Fused with: backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
@@ -1138,7 +1138,7 @@ extern "C" __global__ void ocannlAdam32Backward_op2_38(float* __restrict__ t5, f
   const int i1 = px % 16; px /= 16;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t5[16 * i0 + i1] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t6[16 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t23[16 * i0 + i1] : (float)0);
     float old = t22[16 * i0 + i1];
     t22[16 * i0 + i1] = old + v1;
@@ -1263,11 +1263,11 @@ extern "C" __global__ void ocannlAdam32Backward_op0_40(float* __restrict__ t0, f
 // @ocannl launch ocannlAdam32Backward_op7_31 grid=1,1,1 block=256 sync=0 args=31,32
 // @ocannl launch ocannlAdam32Backward_op6_32 grid=1,1,1 block=256 sync=0 args=11,29,30
 // @ocannl launch ocannlAdam32Backward_op6_33 grid=1,1,1 block=256 sync=0 args=12,28,30
-// @ocannl launch ocannlAdam32Backward_op5_34 grid=1,1,1 block=256 sync=0 args=10,25,27,28
+// @ocannl launch ocannlAdam32Backward_op5_34 grid=1,1,1 block=256 sync=0 args=11,25,27,28
 // @ocannl launch ocannlAdam32Backward_op4_35 grid=1,1,1 block=256 sync=0 args=26,27
 // @ocannl launch ocannlAdam32Backward_op3_36 grid=1,1,1 block=256 sync=1 args=6,24,25
 // @ocannl launch ocannlAdam32Backward_op3_37 grid=1,1,1 block=256 sync=1 args=7,23,25
-// @ocannl launch ocannlAdam32Backward_op2_38 grid=2,1,1 block=256 sync=0 args=5,20,22,23
+// @ocannl launch ocannlAdam32Backward_op2_38 grid=2,1,1 block=256 sync=0 args=6,20,22,23
 // @ocannl launch ocannlAdam32Backward_op1_39 grid=1,1,1 block=256 sync=0 args=21,22
 // @ocannl launch ocannlAdam32Backward_op0_40 grid=1,1,1 block=256 sync=0 args=0,19,20
 // @ocannl end ocannlAdam32Backward
@@ -2073,8 +2073,8 @@ extern "C" __global__ void ocannlAdamWClip32Backward_op6_33(float* __restrict__ 
   }
 }
 
-// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-extern "C" __global__ void ocannlAdamWClip32Backward_op5_34(float* __restrict__ t10, float* __restrict__ t25, float* __restrict__ t27, float* __restrict__ t28) {
+// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+extern "C" __global__ void ocannlAdamWClip32Backward_op5_34(float* __restrict__ t11, float* __restrict__ t25, float* __restrict__ t27, float* __restrict__ t28) {
   // Fused with: backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -2082,7 +2082,7 @@ extern "C" __global__ void ocannlAdamWClip32Backward_op5_34(float* __restrict__ 
   const int i1 = px % 8; px /= 8;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t10[8 * i0 + i1] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t11[8 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t28[8 * i0 + i1] : (float)0);
     float old = t27[8 * i0 + i1];
     t27[8 * i0 + i1] = old + v1;
@@ -2382,8 +2382,8 @@ extern "C" __global__ void ocannlAdamWClip32Backward_op3_37(float* __restrict__ 
     }
 }
 
-// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-extern "C" __global__ void ocannlAdamWClip32Backward_op2_38(float* __restrict__ t5, float* __restrict__ t20, float* __restrict__ t22, float* __restrict__ t23) {
+// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+extern "C" __global__ void ocannlAdamWClip32Backward_op2_38(float* __restrict__ t6, float* __restrict__ t20, float* __restrict__ t22, float* __restrict__ t23) {
   // Fused with: backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
@@ -2391,7 +2391,7 @@ extern "C" __global__ void ocannlAdamWClip32Backward_op2_38(float* __restrict__ 
   const int i1 = px % 16; px /= 16;
   const int i0 = px;
   {
-    float v0 = ((float)0 < t5[16 * i0 + i1] ? (float)1 : (float)0);
+    float v0 = ((float)0 < t6[16 * i0 + i1] ? (float)1 : (float)0);
     float v1 = (v0 != (float)0 ? t23[16 * i0 + i1] : (float)0);
     float old = t22[16 * i0 + i1];
     t22[16 * i0 + i1] = old + v1;
@@ -2516,11 +2516,11 @@ extern "C" __global__ void ocannlAdamWClip32Backward_op0_40(float* __restrict__ 
 // @ocannl launch ocannlAdamWClip32Backward_op7_31 grid=1,1,1 block=256 sync=0 args=31,32
 // @ocannl launch ocannlAdamWClip32Backward_op6_32 grid=1,1,1 block=256 sync=0 args=11,29,30
 // @ocannl launch ocannlAdamWClip32Backward_op6_33 grid=1,1,1 block=256 sync=0 args=12,28,30
-// @ocannl launch ocannlAdamWClip32Backward_op5_34 grid=1,1,1 block=256 sync=0 args=10,25,27,28
+// @ocannl launch ocannlAdamWClip32Backward_op5_34 grid=1,1,1 block=256 sync=0 args=11,25,27,28
 // @ocannl launch ocannlAdamWClip32Backward_op4_35 grid=1,1,1 block=256 sync=0 args=26,27
 // @ocannl launch ocannlAdamWClip32Backward_op3_36 grid=1,1,1 block=256 sync=1 args=6,24,25
 // @ocannl launch ocannlAdamWClip32Backward_op3_37 grid=1,1,1 block=256 sync=1 args=7,23,25
-// @ocannl launch ocannlAdamWClip32Backward_op2_38 grid=2,1,1 block=256 sync=0 args=5,20,22,23
+// @ocannl launch ocannlAdamWClip32Backward_op2_38 grid=2,1,1 block=256 sync=0 args=6,20,22,23
 // @ocannl launch ocannlAdamWClip32Backward_op1_39 grid=1,1,1 block=256 sync=0 args=21,22
 // @ocannl launch ocannlAdamWClip32Backward_op0_40 grid=1,1,1 block=256 sync=0 args=0,19,20
 // @ocannl end ocannlAdamWClip32Backward
@@ -3366,8 +3366,8 @@ extern "C" __global__ void ocannlSGDClip64Backward_op6_33(double* __restrict__ t
   }
 }
 
-// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-extern "C" __global__ void ocannlSGDClip64Backward_op5_34(double* __restrict__ t10, double* __restrict__ t25, double* __restrict__ t27, double* __restrict__ t28) {
+// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+extern "C" __global__ void ocannlSGDClip64Backward_op5_34(double* __restrict__ t11, double* __restrict__ t25, double* __restrict__ t27, double* __restrict__ t28) {
   // Fused with: backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 256) return;
@@ -3375,7 +3375,7 @@ extern "C" __global__ void ocannlSGDClip64Backward_op5_34(double* __restrict__ t
   const int i1 = px % 8; px /= 8;
   const int i0 = px;
   {
-    double v0 = ((double)0 < t10[8 * i0 + i1] ? (double)1 : (double)0);
+    double v0 = ((double)0 < t11[8 * i0 + i1] ? (double)1 : (double)0);
     double v1 = (v0 != (double)0 ? t28[8 * i0 + i1] : (double)0);
     double old = t27[8 * i0 + i1];
     t27[8 * i0 + i1] = old + v1;
@@ -3669,8 +3669,8 @@ extern "C" __global__ void ocannlSGDClip64Backward_op3_37(double* __restrict__ t
     }
 }
 
-// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-extern "C" __global__ void ocannlSGDClip64Backward_op2_38(double* __restrict__ t5, double* __restrict__ t20, double* __restrict__ t22, double* __restrict__ t23) {
+// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+extern "C" __global__ void ocannlSGDClip64Backward_op2_38(double* __restrict__ t6, double* __restrict__ t20, double* __restrict__ t22, double* __restrict__ t23) {
   // Fused with: backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad.
   int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= 512) return;
@@ -3678,7 +3678,7 @@ extern "C" __global__ void ocannlSGDClip64Backward_op2_38(double* __restrict__ t
   const int i1 = px % 16; px /= 16;
   const int i0 = px;
   {
-    double v0 = ((double)0 < t5[16 * i0 + i1] ? (double)1 : (double)0);
+    double v0 = ((double)0 < t6[16 * i0 + i1] ? (double)1 : (double)0);
     double v1 = (v0 != (double)0 ? t23[16 * i0 + i1] : (double)0);
     double old = t22[16 * i0 + i1];
     t22[16 * i0 + i1] = old + v1;
@@ -3803,11 +3803,11 @@ extern "C" __global__ void ocannlSGDClip64Backward_op0_40(double* __restrict__ t
 // @ocannl launch ocannlSGDClip64Backward_op7_31 grid=1,1,1 block=256 sync=0 args=31,32
 // @ocannl launch ocannlSGDClip64Backward_op6_32 grid=1,1,1 block=256 sync=0 args=11,29,30
 // @ocannl launch ocannlSGDClip64Backward_op6_33 grid=1,1,1 block=256 sync=0 args=12,28,30
-// @ocannl launch ocannlSGDClip64Backward_op5_34 grid=1,1,1 block=256 sync=0 args=10,25,27,28
+// @ocannl launch ocannlSGDClip64Backward_op5_34 grid=1,1,1 block=256 sync=0 args=11,25,27,28
 // @ocannl launch ocannlSGDClip64Backward_op4_35 grid=1,1,1 block=256 sync=0 args=26,27
 // @ocannl launch ocannlSGDClip64Backward_op3_36 grid=1,1,1 block=256 sync=1 args=6,24,25
 // @ocannl launch ocannlSGDClip64Backward_op3_37 grid=1,1,1 block=256 sync=1 args=7,23,25
-// @ocannl launch ocannlSGDClip64Backward_op2_38 grid=2,1,1 block=256 sync=0 args=5,20,22,23
+// @ocannl launch ocannlSGDClip64Backward_op2_38 grid=2,1,1 block=256 sync=0 args=6,20,22,23
 // @ocannl launch ocannlSGDClip64Backward_op1_39 grid=1,1,1 block=256 sync=0 args=21,22
 // @ocannl launch ocannlSGDClip64Backward_op0_40 grid=1,1,1 block=256 sync=0 args=0,19,20
 // @ocannl end ocannlSGDClip64Backward

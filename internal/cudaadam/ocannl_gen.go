@@ -1168,15 +1168,12 @@ func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float3
 //	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
 //
 //	# _train.1 = pointwise "*." of d, d
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
 //
-//	# train = einsum "++" "...|... => 0" of _train.1
+//	# train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
 //	fill train with 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:  # reduction
-//	    train[0] += _train.1[i0, i1]
+//	    train[0] += d[i0, i1] * d[i0, i1]
 func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]float32, pNetB1 *[16]float32, pNetW2 *[128]float32, pNetB2 *[8]float32, pNetW3 *[24]float32, pNetB3 *[3]float32, out *[1]float32) {
 	var net_a1_1 [32][16]float32
 	var net_a1 [32][16]float32
@@ -1184,7 +1181,6 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 	var net_a2 [32][8]float32
 	var d_1 [32][3]float32
 	var d [32][3]float32
-	var train_1 [32][3]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
 	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
@@ -1303,28 +1299,19 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 		}
 	}
 
-	// _train.1 = pointwise "*." of d, d
-	for i0 := range 32 {
-		dRow2 := &d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 3 {
-			train_1Row[i1] = dRow2[i1] * dRow2[i1]
-		}
-	}
-
-	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce1AVX512(&out[0], &train_1[0][0])
+		ocannlReduce1AVX512(&out[0], &d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce1AVX2(&out[0], &train_1[0][0])
+		ocannlReduce1AVX2(&out[0], &d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float32(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			dRow2 := &d[i0]
 			for i1 := range 3 {
-				acc4 += train_1Row2[i1]
+				acc4 += dRow2[i1] * dRow2[i1]
 			}
 		}
 		out[0] = acc4
@@ -1384,14 +1371,11 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -1401,14 +1385,11 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _d.1 = compose "*" of net.w3, net/a2
 //	fill _d.1 with 0
@@ -1425,15 +1406,12 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
 //
 //	# _train.1 = pointwise "*." of d, d
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
 //
-//	# train = einsum "++" "...|... => 0" of _train.1
+//	# train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
 //	fill train with 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:  # reduction
-//	    train[0] += _train.1[i0, i1]
+//	    train[0] += d[i0, i1] * d[i0, i1]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
@@ -1447,26 +1425,22 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill d.grad with 0
-//	fill _train.1.grad with 0
 //	fill train.grad with 0
 //
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += train.grad[0]
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += _train.1.grad[i0, i1] * d[i0, i1]
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
 //
 //	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
@@ -1489,10 +1463,10 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	    for i2 in 0..7:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -1513,10 +1487,10 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -1532,20 +1506,16 @@ func ocannlAdam32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]flo
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]float32, pNetB1 *[16]float32, pNetW2 *[128]float32, pNetB2 *[8]float32, pNetW3 *[24]float32, pNetB3 *[3]float32, gNetW1 *[96]float32, gNetB1 *[16]float32, gNetW2 *[128]float32, gNetB2 *[8]float32, gNetW3 *[24]float32, gNetB3 *[3]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
-	var net_a1_2 [32][16]float32
 	var net_a1 [32][16]float32
 	var net_a2_1 [32][8]float32
-	var net_a2_2 [32][8]float32
 	var net_a2 [32][8]float32
 	var d_1 [32][3]float32
 	var d [32][3]float32
-	var train_1 [32][3]float32
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
 	var net_a2_2_grad [32][8]float32
 	var net_a2_grad [32][8]float32
 	var d_grad [32][3]float32
-	var train_1_grad [32][3]float32
 	var train_grad [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -1573,34 +1543,18 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 16 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -1630,34 +1584,18 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 32 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap1AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap1AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 8 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 8 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -1697,28 +1635,19 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// _train.1 = pointwise "*." of d, d
-	for i0 := range 32 {
-		dRow2 := &d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 3 {
-			train_1Row[i1] = dRow2[i1] * dRow2[i1]
-		}
-	}
-
-	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce1AVX512(&loss[0], &train_1[0][0])
+		ocannlReduce1AVX512(&loss[0], &d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce1AVX2(&loss[0], &train_1[0][0])
+		ocannlReduce1AVX2(&loss[0], &d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float32(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			dRow2 := &d[i0]
 			for i1 := range 3 {
-				acc4 += train_1Row2[i1]
+				acc4 += dRow2[i1] * dRow2[i1]
 			}
 		}
 		loss[0] = acc4
@@ -1732,32 +1661,23 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 	train_gradV := train_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_gradV
-		}
-	}
-
-	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
-	for i0 := range 32 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		dRow3 := &d[i0]
 		d_gradRow := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow[i1] += train_1_gradRow2[i1] * dRow3[i1]
+			d_gradRow[i1] += train_gradV * dRow3[i1]
 		}
 	}
 
 	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := train_grad[0]
 	for i0 := range 32 {
 		dRow4 := &d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		d_gradRow2 := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow2[i1] += dRow4[i1] * train_1_gradRow3[i1]
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
 		}
 	}
 
@@ -1831,20 +1751,20 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap2AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap2AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2Row4 := &net_a2[i0]
 			net_a2_gradRow2 := &net_a2_grad[i0]
 			net_a2_2_gradRow := &net_a2_2_grad[i0]
 			for i1 := range 8 {
 				var r3 float32
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row4[i1] {
 					r3 = 1
 				}
 				r4 := float32(0)
@@ -1931,20 +1851,20 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap3AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap3AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1Row4 := &net_a1[i0]
 			net_a1_gradRow2 := &net_a1_grad[i0]
 			net_a1_2_gradRow := &net_a1_2_grad[i0]
 			for i1 := range 16 {
 				var r5 float32
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r5 = 1
 				}
 				r6 := float32(0)
@@ -2070,15 +1990,12 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 //	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
 //
 //	# _train.1 = pointwise "*." of d, d
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
 //
-//	# train = einsum "++" "...|... => 0" of _train.1
+//	# train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
 //	fill train with 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:  # reduction
-//	    train[0] += _train.1[i0, i1]
+//	    train[0] += d[i0, i1] * d[i0, i1]
 func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]float32, pNetB1 *[16]float32, pNetW2 *[128]float32, pNetB2 *[8]float32, pNetW3 *[24]float32, pNetB3 *[3]float32, out *[1]float32) {
 	var net_a1_1 [32][16]float32
 	var net_a1 [32][16]float32
@@ -2086,7 +2003,6 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 	var net_a2 [32][8]float32
 	var d_1 [32][3]float32
 	var d [32][3]float32
-	var train_1 [32][3]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
 	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
@@ -2205,28 +2121,19 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 		}
 	}
 
-	// _train.1 = pointwise "*." of d, d
-	for i0 := range 32 {
-		dRow2 := &d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 3 {
-			train_1Row[i1] = dRow2[i1] * dRow2[i1]
-		}
-	}
-
-	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce1AVX512(&out[0], &train_1[0][0])
+		ocannlReduce1AVX512(&out[0], &d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce1AVX2(&out[0], &train_1[0][0])
+		ocannlReduce1AVX2(&out[0], &d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float32(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			dRow2 := &d[i0]
 			for i1 := range 3 {
-				acc4 += train_1Row2[i1]
+				acc4 += dRow2[i1] * dRow2[i1]
 			}
 		}
 		out[0] = acc4
@@ -2286,14 +2193,11 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -2303,14 +2207,11 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _d.1 = compose "*" of net.w3, net/a2
 //	fill _d.1 with 0
@@ -2327,15 +2228,12 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
 //
 //	# _train.1 = pointwise "*." of d, d
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
 //
-//	# train = einsum "++" "...|... => 0" of _train.1
+//	# train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
 //	fill train with 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:  # reduction
-//	    train[0] += _train.1[i0, i1]
+//	    train[0] += d[i0, i1] * d[i0, i1]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
@@ -2349,26 +2247,22 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill d.grad with 0
-//	fill _train.1.grad with 0
 //	fill train.grad with 0
 //
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += train.grad[0]
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += _train.1.grad[i0, i1] * d[i0, i1]
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
 //
 //	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
@@ -2391,10 +2285,10 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	    for i2 in 0..7:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -2415,10 +2309,10 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -2434,20 +2328,16 @@ func ocannlAdamWClip32TrainLoss(x *[32][6]float32, y *[32][3]float32, pNetW1 *[9
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]float32, pNetB1 *[16]float32, pNetW2 *[128]float32, pNetB2 *[8]float32, pNetW3 *[24]float32, pNetB3 *[3]float32, gNetW1 *[96]float32, gNetB1 *[16]float32, gNetW2 *[128]float32, gNetB2 *[8]float32, gNetW3 *[24]float32, gNetB3 *[3]float32, loss *[1]float32) {
 	var net_a1_1 [32][16]float32
-	var net_a1_2 [32][16]float32
 	var net_a1 [32][16]float32
 	var net_a2_1 [32][8]float32
-	var net_a2_2 [32][8]float32
 	var net_a2 [32][8]float32
 	var d_1 [32][3]float32
 	var d [32][3]float32
-	var train_1 [32][3]float32
 	var net_a1_2_grad [32][16]float32
 	var net_a1_grad [32][16]float32
 	var net_a2_2_grad [32][8]float32
 	var net_a2_grad [32][8]float32
 	var d_grad [32][3]float32
-	var train_1_grad [32][3]float32
 	var train_grad [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -2475,34 +2365,18 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap2AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap2AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 16 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap3AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap3AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -2532,34 +2406,18 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 32 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap1AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap1AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 8 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 8 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -2599,28 +2457,19 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// _train.1 = pointwise "*." of d, d
-	for i0 := range 32 {
-		dRow2 := &d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 3 {
-			train_1Row[i1] = dRow2[i1] * dRow2[i1]
-		}
-	}
-
-	// train = einsum "++" "...|... => 0" of _train.1
-	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
+	// float32 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce1AVX512(&loss[0], &train_1[0][0])
+		ocannlReduce1AVX512(&loss[0], &d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce1AVX2(&loss[0], &train_1[0][0])
+		ocannlReduce1AVX2(&loss[0], &d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float32(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			dRow2 := &d[i0]
 			for i1 := range 3 {
-				acc4 += train_1Row2[i1]
+				acc4 += dRow2[i1] * dRow2[i1]
 			}
 		}
 		loss[0] = acc4
@@ -2634,32 +2483,23 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 	train_gradV := train_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_gradV
-		}
-	}
-
-	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
-	for i0 := range 32 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		dRow3 := &d[i0]
 		d_gradRow := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow[i1] += train_1_gradRow2[i1] * dRow3[i1]
+			d_gradRow[i1] += train_gradV * dRow3[i1]
 		}
 	}
 
 	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := train_grad[0]
 	for i0 := range 32 {
 		dRow4 := &d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		d_gradRow2 := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow2[i1] += dRow4[i1] * train_1_gradRow3[i1]
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
 		}
 	}
 
@@ -2733,20 +2573,20 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap2AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap2AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2Row4 := &net_a2[i0]
 			net_a2_gradRow2 := &net_a2_grad[i0]
 			net_a2_2_gradRow := &net_a2_2_grad[i0]
 			for i1 := range 8 {
 				var r3 float32
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row4[i1] {
 					r3 = 1
 				}
 				r4 := float32(0)
@@ -2833,20 +2673,20 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap3AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap3AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1Row4 := &net_a1[i0]
 			net_a1_gradRow2 := &net_a1_grad[i0]
 			net_a1_2_gradRow := &net_a1_2_grad[i0]
 			for i1 := range 16 {
 				var r5 float32
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r5 = 1
 				}
 				r6 := float32(0)
@@ -3035,15 +2875,12 @@ func ocannlAdamWClip32Probe(x *[32][6]float32, pAuxW *[18]float32, pAuxB *[3]flo
 //	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
 //
 //	# _train.1 = pointwise "*." of d, d
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
 //
-//	# train = einsum "++" "...|... => 0" of _train.1
+//	# train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
 //	fill train with 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:  # reduction
-//	    train[0] += _train.1[i0, i1]
+//	    train[0] += d[i0, i1] * d[i0, i1]
 func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]float64, pNetB1 *[16]float64, pNetW2 *[128]float64, pNetB2 *[8]float64, pNetW3 *[24]float64, pNetB3 *[3]float64, out *[1]float64) {
 	var net_a1_1 [32][16]float64
 	var net_a1 [32][16]float64
@@ -3051,7 +2888,6 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	var net_a2 [32][8]float64
 	var d_1 [32][3]float64
 	var d [32][3]float64
-	var train_1 [32][3]float64
 
 	// _net/a1.1 = compose "*" of net.w1, x
 	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
@@ -3081,9 +2917,9 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap8AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap4AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap4AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -3122,9 +2958,9 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap9AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap5AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap5AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -3170,28 +3006,19 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 		}
 	}
 
-	// _train.1 = pointwise "*." of d, d
-	for i0 := range 32 {
-		dRow2 := &d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 3 {
-			train_1Row[i1] = dRow2[i1] * dRow2[i1]
-		}
-	}
-
-	// train = einsum "++" "...|... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce7AVX512(&out[0], &train_1[0][0])
+		ocannlReduce7AVX512(&out[0], &d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&out[0], &train_1[0][0])
+		ocannlReduce7AVX2(&out[0], &d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float64(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			dRow2 := &d[i0]
 			for i1 := range 3 {
-				acc4 += train_1Row2[i1]
+				acc4 += dRow2[i1] * dRow2[i1]
 			}
 		}
 		out[0] = acc4
@@ -3251,14 +3078,11 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..31:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -3268,14 +3092,11 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..31:
-//	  for i1 in 0..7:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _d.1 = compose "*" of net.w3, net/a2
 //	fill _d.1 with 0
@@ -3292,15 +3113,12 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	    d[i0, i1] = (_d.1[i0, i1] + net.b3[i1]) - y[i0, i1]
 //
 //	# _train.1 = pointwise "*." of d, d
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1[i0, i1] = d[i0, i1] * d[i0, i1]
 //
-//	# train = einsum "++" "...|... => 0" of _train.1
+//	# train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
 //	fill train with 0
 //	for i0 in 0..31:  # reduction
 //	  for i1 in 0..2:  # reduction
-//	    train[0] += _train.1[i0, i1]
+//	    train[0] += d[i0, i1] * d[i0, i1]
 //
 //	# zero the gradients
 //	fill net.w1.grad with 0
@@ -3314,26 +3132,22 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill d.grad with 0
-//	fill _train.1.grad with 0
 //	fill train.grad with 0
 //
 //	# train.grad = 1
 //	train.grad[0] = 1
 //
-//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..2:
-//	    _train.1.grad[i0, i1] += train.grad[0]
+//	# backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads train.grad)
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += _train.1.grad[i0, i1] * d[i0, i1]
+//	    d.grad[i0, i1] += train.grad[0] * d[i0, i1]
 //
 //	# backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..2:
-//	    d.grad[i0, i1] += d[i0, i1] * _train.1.grad[i0, i1]
+//	    d.grad[i0, i1] += d[i0, i1] * train.grad[0]
 //
 //	# backprop of op 8 (d = pointwise "-" of _d.2, y): g1 =+ g; g1 is _d.2.grad (the copy elided: _d.2.grad reads d.grad)
 //
@@ -3356,10 +3170,10 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	    for i2 in 0..7:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * d.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..7:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -3380,10 +3194,10 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -3399,20 +3213,16 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]float64, pNetB1 *[16]float64, pNetW2 *[128]float64, pNetB2 *[8]float64, pNetW3 *[24]float64, pNetB3 *[3]float64, gNetW1 *[96]float64, gNetB1 *[16]float64, gNetW2 *[128]float64, gNetB2 *[8]float64, gNetW3 *[24]float64, gNetB3 *[3]float64, loss *[1]float64) {
 	var net_a1_1 [32][16]float64
-	var net_a1_2 [32][16]float64
 	var net_a1 [32][16]float64
 	var net_a2_1 [32][8]float64
-	var net_a2_2 [32][8]float64
 	var net_a2 [32][8]float64
 	var d_1 [32][3]float64
 	var d [32][3]float64
-	var train_1 [32][3]float64
 	var net_a1_2_grad [32][16]float64
 	var net_a1_grad [32][16]float64
 	var net_a2_2_grad [32][8]float64
 	var net_a2_grad [32][8]float64
 	var d_grad [32][3]float64
-	var train_1_grad [32][3]float64
 	var train_grad [1]float64
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -3440,34 +3250,18 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float64 pointwise kernel over 32 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float64 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap4AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap4AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 16 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float64 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 16 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -3497,34 +3291,18 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float64 pointwise kernel over 32 rows of 8 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float64 pointwise kernel over 32 rows of 8 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap5AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap5AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 8 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap13AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap13AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 8 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -3564,28 +3342,19 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// _train.1 = pointwise "*." of d, d
-	for i0 := range 32 {
-		dRow2 := &d[i0]
-		train_1Row := &train_1[i0]
-		for i1 := range 3 {
-			train_1Row[i1] = dRow2[i1] * dRow2[i1]
-		}
-	}
-
-	// train = einsum "++" "...|... => 0" of _train.1
-	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
+	// train = einsum "++" "...|... => 0" of _train.1, with _train.1 = pointwise "*." of d, d fused
+	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce7AVX512(&loss[0], &train_1[0][0])
+		ocannlReduce7AVX512(&loss[0], &d[0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce7AVX2(&loss[0], &train_1[0][0])
+		ocannlReduce7AVX2(&loss[0], &d[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float64(0)
 		for i0 := range 32 {
-			train_1Row2 := &train_1[i0]
+			dRow2 := &d[i0]
 			for i1 := range 3 {
-				acc4 += train_1Row2[i1]
+				acc4 += dRow2[i1] * dRow2[i1]
 			}
 		}
 		loss[0] = acc4
@@ -3599,32 +3368,23 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// train.grad = 1
 	train_grad[0] = 1
 
-	// backprop of op 10 (train = einsum "++" "...|... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
 	train_gradV := train_grad[0]
 	for i0 := range 32 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 3 {
-			train_1_gradRow[i1] += train_gradV
-		}
-	}
-
-	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g1 =+ g * v2; g1 is d.grad
-	for i0 := range 32 {
-		train_1_gradRow2 := &train_1_grad[i0]
 		dRow3 := &d[i0]
 		d_gradRow := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow[i1] += train_1_gradRow2[i1] * dRow3[i1]
+			d_gradRow[i1] += train_gradV * dRow3[i1]
 		}
 	}
 
 	// backprop of op 9 (_train.1 = pointwise "*." of d, d): g2 =+ v1 * g; g2 is d.grad
+	train_gradV2 := train_grad[0]
 	for i0 := range 32 {
 		dRow4 := &d[i0]
-		train_1_gradRow3 := &train_1_grad[i0]
 		d_gradRow2 := &d_grad[i0]
 		for i1 := range 3 {
-			d_gradRow2[i1] += dRow4[i1] * train_1_gradRow3[i1]
+			d_gradRow2[i1] += dRow4[i1] * train_gradV2
 		}
 	}
 
@@ -3698,20 +3458,20 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap6AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap6AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2Row4 := &net_a2[i0]
 			net_a2_gradRow2 := &net_a2_grad[i0]
 			net_a2_2_gradRow := &net_a2_2_grad[i0]
 			for i1 := range 8 {
 				var r3 float64
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row4[i1] {
 					r3 = 1
 				}
 				r4 := float64(0)
@@ -3798,20 +3558,20 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap7AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap7AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
-			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1Row4 := &net_a1[i0]
 			net_a1_gradRow2 := &net_a1_grad[i0]
 			net_a1_2_gradRow := &net_a1_2_grad[i0]
 			for i1 := range 16 {
 				var r5 float64
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r5 = 1
 				}
 				r6 := float64(0)

@@ -91,82 +91,42 @@ func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap2AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap3AVX512(c *float32, x0 *float32)
+func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap4AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap4AVX512 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap5AVX512 runs a float32 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap5AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap5AVX512(c *float32, x0 *float32)
+func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap6AVX512 runs a float32 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap6AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap7AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap8AVX512 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap9AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap10AVX512 runs a float64 pointwise kernel over 16 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap11AVX512 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap11AVX512(c *float64, x0 *float64)
-
-// ocannlMap12AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap13AVX512 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap13AVX512(c *float64, x0 *float64)
-
-// ocannlMap14AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap15AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce0AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+// ocannlReduce1AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 1 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce1AVX512(c *float32, x0 *float32)
@@ -196,7 +156,7 @@ func ocannlReduce5AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce7AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+// ocannlReduce7AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 1 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce7AVX512(c *float64, x0 *float64)
@@ -301,82 +261,42 @@ func ocannlMap0AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap1AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap2AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap2AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap3AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
+// ocannlMap3AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap3AVX2(c *float32, x0 *float32)
+func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap4AVX2 runs a float32 pointwise kernel over 8 elements: c = add(x0,x1).
+// ocannlMap4AVX2 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap5AVX2 runs a float32 pointwise kernel over 256 elements: c = relu(x0).
+// ocannlMap5AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap5AVX2(c *float32, x0 *float32)
+func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap6AVX2 runs a float32 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap7AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap8AVX2 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap9AVX2 runs a float64 pointwise kernel over 8 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap10AVX2 runs a float64 pointwise kernel over 16 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap11AVX2 runs a float64 pointwise kernel over 512 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap11AVX2(c *float64, x0 *float64)
-
-// ocannlMap12AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap13AVX2 runs a float64 pointwise kernel over 256 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap13AVX2(c *float64, x0 *float64)
-
-// ocannlMap14AVX2 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+// ocannlReduce1AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x0), 1 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce1AVX2(c *float32, x0 *float32)
@@ -406,7 +326,7 @@ func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce7AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+// ocannlReduce7AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x0), 1 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float64, x0 *float64)

@@ -1511,94 +1511,6 @@ TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000000ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000020, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
 	MOVQ         $0x00000010, BX
 
@@ -1619,9 +1531,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1646,9 +1558,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1676,9 +1588,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1701,102 +1613,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap11AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1821,9 +1640,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1889,12 +1708,24 @@ TEXT ·ocannlReduce1AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPS       Z1, Z0, Z0
 	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPS       Z2, Z1, Z1
 	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMULPS       Z3, Z2, Z2
 	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMULPS       Z4, Z3, Z3
 	VMOVUPS      256(CX), Z4
+	VMOVUPS      256(CX), Z5
+	VMULPS       Z5, Z4, Z4
 	VADDPS       Z4, Z0, Z0
 	VMOVUPS      320(CX), Z4
+	VMOVUPS      320(CX), Z5
+	VMULPS       Z5, Z4, Z4
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z1, Z0, Z0
 	VADDPS       Z3, Z2, Z1
@@ -2051,20 +1882,36 @@ TEXT ·ocannlReduce7AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX), Z1
+	VMULPD       Z1, Z0, Z0
 	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(CX), Z2
+	VMULPD       Z2, Z1, Z1
 	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(CX), Z3
+	VMULPD       Z3, Z2, Z2
 	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(CX), Z4
+	VMULPD       Z4, Z3, Z3
 	ADDQ         $+256, CX
 	MOVQ         $0x00000002, DX
 
 grp1:
 	VMOVUPS      (CX), Z4
+	VMOVUPS      (CX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(CX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z1, Z1
 	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(CX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z2, Z2
 	VMOVUPS      192(CX), Z4
+	VMOVUPS      192(CX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z3, Z3
 	ADDQ         $+256, CX
 	DECQ         DX
@@ -5425,99 +5272,6 @@ TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap3AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap4AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
 	MOVQ         $0x00000020, BX
 
@@ -5538,9 +5292,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap3AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5565,9 +5319,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5595,9 +5349,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5625,107 +5379,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-128, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap11AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap12AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000002, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-64, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap13AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5750,9 +5406,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap7AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5815,20 +5471,36 @@ TEXT ·ocannlReduce1AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPS       Y1, Y0, Y0
 	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPS       Y2, Y1, Y1
 	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPS       Y3, Y2, Y2
 	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPS       Y4, Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x00000002, DX
 
 grp1:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPS       Y5, Y4, Y4
 	VADDPS       Y4, Y3, Y3
 	ADDQ         $+128, CX
 	DECQ         DX
@@ -5987,20 +5659,36 @@ TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX), Y1
+	VMULPD       Y1, Y0, Y0
 	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(CX), Y2
+	VMULPD       Y2, Y1, Y1
 	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(CX), Y3
+	VMULPD       Y3, Y2, Y2
 	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(CX), Y4
+	VMULPD       Y4, Y3, Y3
 	ADDQ         $+128, CX
 	MOVQ         $0x00000005, DX
 
 grp1:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (CX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(CX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(CX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y3, Y3
 	ADDQ         $+128, CX
 	DECQ         DX

@@ -93,60 +93,28 @@ func ocannlMap2AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+func ocannlMap3AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
+}
 
 // ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX512(c, x0, x1 *float32) {
+func ocannlMap4AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
 }
 
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+func ocannlMap5AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
+}
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0, x1 *float32) {
+func ocannlMap6AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0, x1 *float32) {
+func ocannlMap7AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
-}
-
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
-}
-
-// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
-}
-
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
-}
-
-// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
-
-// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
-}
-
-// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
-
-// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
-}
-
-// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -201,43 +169,19 @@ func ocannlMap1AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap1AVX2 calle
 func ocannlMap2AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+func ocannlMap3AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
 
 // ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap4AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+func ocannlMap4AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
 
 // ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
+func ocannlMap5AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
-
-// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
-
-// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
-
-// ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
-
-// ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
-
-// ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
-
-// ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
-
-// ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
-
-// ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap7AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float32) {

@@ -748,11 +748,9 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill train.cross_entropy#1/picked.grad with 0
 //	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill train.grad with 0
@@ -766,15 +764,12 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	# backprop of op 11 (_train.2 = pointwise "/." of _train.1, _dim_b.1): g1 =+ g / v2; g1 is _train.1.grad
 //	_train.1.grad[0] += _train.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 10 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..4:
-//	    train.cross_entropy#1/picked.grad[i0, i1] += _train.1.grad[0]
+//	# backprop of op 10 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad (the copy elided: train.cross_entropy#1/picked.grad reads _train.1.grad)
 //
 //	# backprop of op 9 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, tags): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..4:
-//	    train.cross_entropy#1/logp.grad[i0, i1, tags[i0, i1]] += train.cross_entropy#1/picked.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1, tags[i0, i1]] += _train.1.grad[0]
 //
 //	# backprop of op 8 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -789,17 +784,13 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 //	  for i1 in 0..4:
 //	    _train.cross_entropy#1/logp.2.grad[i0, i1, 0] += _train.cross_entropy#1/logp.3.grad[i0, i1, 0] / _train.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 6 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..4:
-//	    for i2 in 0..3:
-//	      _train.cross_entropy#1/logp.1.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 5 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..4:
 //	    for i2 in 0..3:
-//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.1.grad[i0, i1, i2] * _train.cross_entropy#1/logp.1[i0, i1, i2]
+//	      train.cross_entropy#1/logp.grad[i0, i1, i2] += _train.cross_entropy#1/logp.2.grad[i0, i1, 0] * _train.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 4 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -866,11 +857,9 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	var train_2 [1]float32
 	var emb_e_grad [6][5][8]float32
 	var train_cross_entropy_1_m_grad [6][5][1]float32
-	var train_cross_entropy_1_logp_1_grad [6][5][4]float32
 	var train_cross_entropy_1_logp_2_grad [6][5][1]float32
 	var train_cross_entropy_1_logp_3_grad [6][5][1]float32
 	var train_cross_entropy_1_logp_grad [6][5][4]float32
-	var train_cross_entropy_1_picked_grad [6][5]float32
 	var train_1_grad [1]float32
 	var train_2_grad [1]float32
 	var train_grad [1]float32
@@ -1056,19 +1045,10 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	// backprop of op 11 (_train.2 = pointwise "/." of _train.1, _dim_b.1): g1 =+ g / v2; g1 is _train.1.grad
 	train_1_grad[0] += train_2_grad[0] / 30
 
-	// backprop of op 10 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-	train_1_gradV := train_1_grad[0]
-	for i0 := range 6 {
-		train_cross_entropy_1_picked_gradRow := &train_cross_entropy_1_picked_grad[i0]
-		for i1 := range 5 {
-			train_cross_entropy_1_picked_gradRow[i1] += train_1_gradV
-		}
-	}
-
 	// backprop of op 9 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, tags): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
 	for i0 := range 6 {
 		for i1 := range 5 {
-			train_cross_entropy_1_logp_grad[i0][i1][int(tags[i0][i1])] += train_cross_entropy_1_picked_grad[i0][i1]
+			train_cross_entropy_1_logp_grad[i0][i1][int(tags[i0][i1])] += train_1_grad[0]
 		}
 	}
 
@@ -1102,25 +1082,14 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 		}
 	}
 
-	// backprop of op 6 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 6 {
-		for i1 := range 5 {
-			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
-			train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 4 {
-				train_cross_entropy_1_logp_1_gradRow[i2] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 6 {
 		for i1 := range 5 {
-			train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0][i1]
+			train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][i1][0]
 			train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0][i1]
 			train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 4 {
-				train_cross_entropy_1_logp_gradRow2[i2] += train_cross_entropy_1_logp_1_gradRow2[i2] * train_cross_entropy_1_logp_1Row3[i2]
+				train_cross_entropy_1_logp_gradRow2[i2] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}

@@ -3004,14 +3004,11 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -3021,14 +3018,11 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -3099,11 +3093,9 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -3117,15 +3109,12 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -3138,15 +3127,12 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -3187,10 +3173,10 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -3211,10 +3197,10 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -3230,10 +3216,8 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [2][16]float32
-	var net_a1_2 [2][16]float32
 	var net_a1 [2][16]float32
 	var net_a2_1 [2][16]float32
-	var net_a2_2 [2][16]float32
 	var net_a2 [2][16]float32
 	var train_cross_entropy_1_logits_1 [2][4]float32
 	var train_cross_entropy_1_logits [2][4]float32
@@ -3250,11 +3234,9 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	var net_a2_2_grad [2][16]float32
 	var net_a2_grad [2][16]float32
 	var train_cross_entropy_1_m_grad [2][1]float32
-	var train_cross_entropy_1_logp_1_grad [2][4]float32
 	var train_cross_entropy_1_logp_2_grad [2][1]float32
 	var train_cross_entropy_1_logp_3_grad [2][1]float32
 	var train_cross_entropy_1_logp_grad [2][4]float32
-	var train_1_grad [2][4]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -3278,21 +3260,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -3321,21 +3294,12 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -3467,22 +3431,13 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -3502,22 +3457,13 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -3642,14 +3588,14 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -3729,14 +3675,14 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -4170,14 +4116,11 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -4187,14 +4130,11 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -4265,11 +4205,9 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -4283,15 +4221,12 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -4304,15 +4239,12 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -4353,10 +4285,10 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -4377,10 +4309,10 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -4396,10 +4328,8 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [4][16]float32
-	var net_a1_2 [4][16]float32
 	var net_a1 [4][16]float32
 	var net_a2_1 [4][16]float32
-	var net_a2_2 [4][16]float32
 	var net_a2 [4][16]float32
 	var train_cross_entropy_1_logits_1 [4][4]float32
 	var train_cross_entropy_1_logits [4][4]float32
@@ -4416,11 +4346,9 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	var net_a2_2_grad [4][16]float32
 	var net_a2_grad [4][16]float32
 	var train_cross_entropy_1_m_grad [4][1]float32
-	var train_cross_entropy_1_logp_1_grad [4][4]float32
 	var train_cross_entropy_1_logp_2_grad [4][1]float32
 	var train_cross_entropy_1_logp_3_grad [4][1]float32
 	var train_cross_entropy_1_logp_grad [4][4]float32
-	var train_1_grad [4][4]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -4444,21 +4372,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -4487,21 +4406,12 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -4640,22 +4550,13 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -4675,22 +4576,13 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -4819,14 +4711,14 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -4910,14 +4802,14 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -5355,14 +5247,11 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -5372,14 +5261,11 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -5450,11 +5336,9 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -5468,15 +5352,12 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -5489,15 +5370,12 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..5:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -5538,10 +5416,10 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -5562,10 +5440,10 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -5581,10 +5459,8 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [6][16]float32
-	var net_a1_2 [6][16]float32
 	var net_a1 [6][16]float32
 	var net_a2_1 [6][16]float32
-	var net_a2_2 [6][16]float32
 	var net_a2 [6][16]float32
 	var train_cross_entropy_1_logits_1 [6][4]float32
 	var train_cross_entropy_1_logits [6][4]float32
@@ -5601,11 +5477,9 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	var net_a2_2_grad [6][16]float32
 	var net_a2_grad [6][16]float32
 	var train_cross_entropy_1_m_grad [6][1]float32
-	var train_cross_entropy_1_logp_1_grad [6][4]float32
 	var train_cross_entropy_1_logp_2_grad [6][1]float32
 	var train_cross_entropy_1_logp_3_grad [6][1]float32
 	var train_cross_entropy_1_logp_grad [6][4]float32
-	var train_1_grad [6][4]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -5629,21 +5503,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 6 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 6 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -5672,21 +5537,12 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 6 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 6 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -5825,22 +5681,13 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 6
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 6 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 6 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -5860,22 +5707,13 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 6 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -6012,14 +5850,14 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 6 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -6111,14 +5949,14 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 6 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -6581,14 +6419,11 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -6598,14 +6433,11 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -6676,11 +6508,9 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -6694,15 +6524,12 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -6715,15 +6542,12 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -6764,10 +6588,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -6788,10 +6612,10 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -6807,10 +6631,8 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
 	var net_a1_1 [8][16]float32
-	var net_a1_2 [8][16]float32
 	var net_a1 [8][16]float32
 	var net_a2_1 [8][16]float32
-	var net_a2_2 [8][16]float32
 	var net_a2 [8][16]float32
 	var train_cross_entropy_1_logits_1 [8][4]float32
 	var train_cross_entropy_1_logits [8][4]float32
@@ -6827,11 +6649,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	var net_a2_2_grad [8][16]float32
 	var net_a2_grad [8][16]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_logp_1_grad [8][4]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
 	var train_cross_entropy_1_logp_grad [8][4]float32
-	var train_1_grad [8][4]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -6855,21 +6675,12 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 8 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 8 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -6898,21 +6709,12 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 8 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 8 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -7067,22 +6869,13 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -7109,22 +6902,13 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -7269,14 +7053,14 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 8 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float32(0)
@@ -7362,14 +7146,14 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 8 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float32(0)
@@ -7802,14 +7586,11 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -7819,14 +7600,11 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -7897,11 +7675,9 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -7915,15 +7691,12 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -7936,15 +7709,12 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -7985,10 +7755,10 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -8009,10 +7779,10 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -8028,10 +7798,8 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [2][16]float64
-	var net_a1_2 [2][16]float64
 	var net_a1 [2][16]float64
 	var net_a2_1 [2][16]float64
-	var net_a2_2 [2][16]float64
 	var net_a2 [2][16]float64
 	var train_cross_entropy_1_logits_1 [2][4]float64
 	var train_cross_entropy_1_logits [2][4]float64
@@ -8048,11 +7816,9 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	var net_a2_2_grad [2][16]float64
 	var net_a2_grad [2][16]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][4]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][4]float64
-	var train_1_grad [2][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -8076,21 +7842,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -8119,21 +7876,12 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -8265,22 +8013,13 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -8300,22 +8039,13 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -8440,14 +8170,14 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -8527,14 +8257,14 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -8966,14 +8696,11 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -8983,14 +8710,11 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -9061,11 +8785,9 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -9079,15 +8801,12 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -9100,15 +8819,12 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -9149,10 +8865,10 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -9173,10 +8889,10 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -9192,10 +8908,8 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [4][16]float64
-	var net_a1_2 [4][16]float64
 	var net_a1 [4][16]float64
 	var net_a2_1 [4][16]float64
-	var net_a2_2 [4][16]float64
 	var net_a2 [4][16]float64
 	var train_cross_entropy_1_logits_1 [4][4]float64
 	var train_cross_entropy_1_logits [4][4]float64
@@ -9212,11 +8926,9 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	var net_a2_2_grad [4][16]float64
 	var net_a2_grad [4][16]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_logp_1_grad [4][4]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
 	var train_cross_entropy_1_logp_grad [4][4]float64
-	var train_1_grad [4][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -9240,21 +8952,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -9283,21 +8986,12 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -9434,22 +9128,13 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -9469,22 +9154,13 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -9613,14 +9289,14 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -9704,14 +9380,14 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -10147,14 +9823,11 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -10164,14 +9837,11 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -10242,11 +9912,9 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -10260,15 +9928,12 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -10281,15 +9946,12 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..5:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -10330,10 +9992,10 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -10354,10 +10016,10 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -10373,10 +10035,8 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [6][16]float64
-	var net_a1_2 [6][16]float64
 	var net_a1 [6][16]float64
 	var net_a2_1 [6][16]float64
-	var net_a2_2 [6][16]float64
 	var net_a2 [6][16]float64
 	var train_cross_entropy_1_logits_1 [6][4]float64
 	var train_cross_entropy_1_logits [6][4]float64
@@ -10393,11 +10053,9 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	var net_a2_2_grad [6][16]float64
 	var net_a2_grad [6][16]float64
 	var train_cross_entropy_1_m_grad [6][1]float64
-	var train_cross_entropy_1_logp_1_grad [6][4]float64
 	var train_cross_entropy_1_logp_2_grad [6][1]float64
 	var train_cross_entropy_1_logp_3_grad [6][1]float64
 	var train_cross_entropy_1_logp_grad [6][4]float64
-	var train_1_grad [6][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -10421,21 +10079,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 6 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 6 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -10464,21 +10113,12 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 6 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 6 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -10615,22 +10255,13 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 6
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 6 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 6 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -10650,22 +10281,13 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 6 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 6 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -10802,14 +10424,14 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 6 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -10901,14 +10523,14 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 6 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -11369,14 +10991,11 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -11386,14 +11005,11 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..15:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -11464,11 +11080,9 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -11482,15 +11096,12 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -11503,15 +11114,12 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..3:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..3:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -11552,10 +11160,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -11576,10 +11184,10 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	    for i2 in 0..15:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..15:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -11595,10 +11203,8 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
 	var net_a1_1 [8][16]float64
-	var net_a1_2 [8][16]float64
 	var net_a1 [8][16]float64
 	var net_a2_1 [8][16]float64
-	var net_a2_2 [8][16]float64
 	var net_a2 [8][16]float64
 	var train_cross_entropy_1_logits_1 [8][4]float64
 	var train_cross_entropy_1_logits [8][4]float64
@@ -11615,11 +11221,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	var net_a2_2_grad [8][16]float64
 	var net_a2_grad [8][16]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_logp_1_grad [8][4]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
 	var train_cross_entropy_1_logp_grad [8][4]float64
-	var train_1_grad [8][4]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -11643,21 +11247,12 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 8 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 16 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 8 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 16 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -11686,21 +11281,12 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 8 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 16 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 8 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 16 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -11853,22 +11439,13 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 4 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -11895,22 +11472,13 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 4 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 4 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -12055,14 +11623,14 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 8 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 16 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -12148,14 +11716,14 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 8 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 16 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)

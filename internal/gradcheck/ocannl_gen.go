@@ -15738,7 +15738,6 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 //	fill _objective.layer_norm#1/mean.1.grad with 0
 //	fill objective.layer_norm#1/mean.grad with 0
 //	fill objective.layer_norm#1/centered.grad with 0
-//	fill _objective.layer_norm#1/var.1.grad with 0
 //	fill _objective.layer_norm#1/var.2.grad with 0
 //	fill objective.layer_norm#1/var.grad with 0
 //	fill objective.layer_norm#1.gamma.grad with 0
@@ -15796,20 +15795,17 @@ func ocannlLayerNormObjectiveLoss(r *[3][5]float64, pZ *[15]float64, pObjectiveL
 //	for i0 in 0..2:
 //	  _objective.layer_norm#1/var.2.grad[i0, 0] += objective.layer_norm#1/var.grad[i0, 0] / _dim_d.2[0]
 //
-//	# backprop of op 4 (_objective.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.layer_norm#1/var.1): g1 =+ g; g1 is _objective.layer_norm#1/var.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..4:
-//	    _objective.layer_norm#1/var.1.grad[i0, i1] += _objective.layer_norm#1/var.2.grad[i0, 0]
+//	# backprop of op 4 (_objective.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.layer_norm#1/var.1): g1 =+ g; g1 is _objective.layer_norm#1/var.1.grad (the copy elided: _objective.layer_norm#1/var.1.grad reads _objective.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g1 =+ g * v2; g1 is objective.layer_norm#1/centered.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..4:
-//	    objective.layer_norm#1/centered.grad[i0, i1] += _objective.layer_norm#1/var.1.grad[i0, i1] * objective.layer_norm#1/centered[i0, i1]
+//	    objective.layer_norm#1/centered.grad[i0, i1] += _objective.layer_norm#1/var.2.grad[i0, 0] * objective.layer_norm#1/centered[i0, i1]
 //
 //	# backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g2 =+ v1 * g; g2 is objective.layer_norm#1/centered.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..4:
-//	    objective.layer_norm#1/centered.grad[i0, i1] += objective.layer_norm#1/centered[i0, i1] * _objective.layer_norm#1/var.1.grad[i0, i1]
+//	    objective.layer_norm#1/centered.grad[i0, i1] += objective.layer_norm#1/centered[i0, i1] * _objective.layer_norm#1/var.2.grad[i0, 0]
 //
 //	# backprop of op 2 (objective.layer_norm#1/centered = pointwise "-" of z, objective.layer_norm#1/mean): g1 =+ g; g1 is z.grad
 //	for i0 in 0..2:
@@ -15843,7 +15839,6 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 	var objective_layer_norm_1_mean_1_grad [3][1]float64
 	var objective_layer_norm_1_mean_grad [3][1]float64
 	var objective_layer_norm_1_centered_grad [3][5]float64
-	var objective_layer_norm_1_var_1_grad [3][5]float64
 	var objective_layer_norm_1_var_2_grad [3][1]float64
 	var objective_layer_norm_1_var_grad [3][1]float64
 	var objective_1_grad [3][5]float64
@@ -16038,32 +16033,23 @@ func ocannlLayerNormBackward(r *[3][5]float64, pZ *[15]float64, pObjectiveLayerN
 		objective_layer_norm_1_var_2_grad[i0][0] += objective_layer_norm_1_var_grad[i0][0] / 5
 	}
 
-	// backprop of op 4 (_objective.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.layer_norm#1/var.1): g1 =+ g; g1 is _objective.layer_norm#1/var.1.grad
-	for i0 := range 3 {
-		objective_layer_norm_1_var_2_gradV := objective_layer_norm_1_var_2_grad[i0][0]
-		objective_layer_norm_1_var_1_gradRow := &objective_layer_norm_1_var_1_grad[i0]
-		for i1 := range 5 {
-			objective_layer_norm_1_var_1_gradRow[i1] += objective_layer_norm_1_var_2_gradV
-		}
-	}
-
 	// backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g1 =+ g * v2; g1 is objective.layer_norm#1/centered.grad
 	for i0 := range 3 {
-		objective_layer_norm_1_var_1_gradRow2 := &objective_layer_norm_1_var_1_grad[i0]
+		objective_layer_norm_1_var_2_gradV := objective_layer_norm_1_var_2_grad[i0][0]
 		objective_layer_norm_1_centeredRow7 := &objective_layer_norm_1_centered[i0]
 		objective_layer_norm_1_centered_gradRow2 := &objective_layer_norm_1_centered_grad[i0]
 		for i1 := range 5 {
-			objective_layer_norm_1_centered_gradRow2[i1] += objective_layer_norm_1_var_1_gradRow2[i1] * objective_layer_norm_1_centeredRow7[i1]
+			objective_layer_norm_1_centered_gradRow2[i1] += objective_layer_norm_1_var_2_gradV * objective_layer_norm_1_centeredRow7[i1]
 		}
 	}
 
 	// backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g2 =+ v1 * g; g2 is objective.layer_norm#1/centered.grad
 	for i0 := range 3 {
 		objective_layer_norm_1_centeredRow8 := &objective_layer_norm_1_centered[i0]
-		objective_layer_norm_1_var_1_gradRow3 := &objective_layer_norm_1_var_1_grad[i0]
+		objective_layer_norm_1_var_2_gradV2 := objective_layer_norm_1_var_2_grad[i0][0]
 		objective_layer_norm_1_centered_gradRow3 := &objective_layer_norm_1_centered_grad[i0]
 		for i1 := range 5 {
-			objective_layer_norm_1_centered_gradRow3[i1] += objective_layer_norm_1_centeredRow8[i1] * objective_layer_norm_1_var_1_gradRow3[i1]
+			objective_layer_norm_1_centered_gradRow3[i1] += objective_layer_norm_1_centeredRow8[i1] * objective_layer_norm_1_var_2_gradV2
 		}
 	}
 
@@ -16426,7 +16412,6 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 //	fill _objective.layer_norm#1/mean.1.grad with 0
 //	fill objective.layer_norm#1/mean.grad with 0
 //	fill objective.layer_norm#1/centered.grad with 0
-//	fill _objective.layer_norm#1/var.1.grad with 0
 //	fill _objective.layer_norm#1/var.2.grad with 0
 //	fill objective.layer_norm#1/var.grad with 0
 //	fill objective.layer_norm#1.gamma.grad with 0
@@ -16490,23 +16475,19 @@ func ocannlLayerNorm2DObjectiveLoss(r *[2][2][3]float64, pZ *[12]float64, pObjec
 //	for i0 in 0..1:
 //	  _objective.layer_norm#1/var.2.grad[i0, 0] += objective.layer_norm#1/var.grad[i0, 0] / _dim_d.2[0]
 //
-//	# backprop of op 4 (_objective.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.layer_norm#1/var.1): g1 =+ g; g1 is _objective.layer_norm#1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    for i2 in 0..2:
-//	      _objective.layer_norm#1/var.1.grad[i0, i1, i2] += _objective.layer_norm#1/var.2.grad[i0, 0]
+//	# backprop of op 4 (_objective.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.layer_norm#1/var.1): g1 =+ g; g1 is _objective.layer_norm#1/var.1.grad (the copy elided: _objective.layer_norm#1/var.1.grad reads _objective.layer_norm#1/var.2.grad)
 //
 //	# backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g1 =+ g * v2; g1 is objective.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..2:
-//	      objective.layer_norm#1/centered.grad[i0, i1, i2] += _objective.layer_norm#1/var.1.grad[i0, i1, i2] * objective.layer_norm#1/centered[i0, i1, i2]
+//	      objective.layer_norm#1/centered.grad[i0, i1, i2] += _objective.layer_norm#1/var.2.grad[i0, 0] * objective.layer_norm#1/centered[i0, i1, i2]
 //
 //	# backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g2 =+ v1 * g; g2 is objective.layer_norm#1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
 //	    for i2 in 0..2:
-//	      objective.layer_norm#1/centered.grad[i0, i1, i2] += objective.layer_norm#1/centered[i0, i1, i2] * _objective.layer_norm#1/var.1.grad[i0, i1, i2]
+//	      objective.layer_norm#1/centered.grad[i0, i1, i2] += objective.layer_norm#1/centered[i0, i1, i2] * _objective.layer_norm#1/var.2.grad[i0, 0]
 //
 //	# backprop of op 2 (objective.layer_norm#1/centered = pointwise "-" of z, objective.layer_norm#1/mean): g1 =+ g; g1 is z.grad
 //	for i0 in 0..1:
@@ -16543,7 +16524,6 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 	var objective_layer_norm_1_mean_1_grad [2][1]float64
 	var objective_layer_norm_1_mean_grad [2][1]float64
 	var objective_layer_norm_1_centered_grad [2][2][3]float64
-	var objective_layer_norm_1_var_1_grad [2][2][3]float64
 	var objective_layer_norm_1_var_2_grad [2][1]float64
 	var objective_layer_norm_1_var_grad [2][1]float64
 	var objective_1_grad [2][2][3]float64
@@ -16757,37 +16737,26 @@ func ocannlLayerNorm2DBackward(r *[2][2][3]float64, pZ *[12]float64, pObjectiveL
 		objective_layer_norm_1_var_2_grad[i0][0] += objective_layer_norm_1_var_grad[i0][0] / 6
 	}
 
-	// backprop of op 4 (_objective.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.layer_norm#1/var.1): g1 =+ g; g1 is _objective.layer_norm#1/var.1.grad
+	// backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g1 =+ g * v2; g1 is objective.layer_norm#1/centered.grad
 	for i0 := range 2 {
 		objective_layer_norm_1_var_2_gradV := objective_layer_norm_1_var_2_grad[i0][0]
 		for i1 := range 2 {
-			objective_layer_norm_1_var_1_gradRow := &objective_layer_norm_1_var_1_grad[i0][i1]
-			for i2 := range 3 {
-				objective_layer_norm_1_var_1_gradRow[i2] += objective_layer_norm_1_var_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g1 =+ g * v2; g1 is objective.layer_norm#1/centered.grad
-	for i0 := range 2 {
-		for i1 := range 2 {
-			objective_layer_norm_1_var_1_gradRow2 := &objective_layer_norm_1_var_1_grad[i0][i1]
 			objective_layer_norm_1_centeredRow5 := &objective_layer_norm_1_centered[i0][i1]
 			objective_layer_norm_1_centered_gradRow2 := &objective_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 3 {
-				objective_layer_norm_1_centered_gradRow2[i2] += objective_layer_norm_1_var_1_gradRow2[i2] * objective_layer_norm_1_centeredRow5[i2]
+				objective_layer_norm_1_centered_gradRow2[i2] += objective_layer_norm_1_var_2_gradV * objective_layer_norm_1_centeredRow5[i2]
 			}
 		}
 	}
 
 	// backprop of op 3 (_objective.layer_norm#1/var.1 = pointwise "*." of objective.layer_norm#1/centered, objective.layer_norm#1/centered): g2 =+ v1 * g; g2 is objective.layer_norm#1/centered.grad
 	for i0 := range 2 {
+		objective_layer_norm_1_var_2_gradV2 := objective_layer_norm_1_var_2_grad[i0][0]
 		for i1 := range 2 {
 			objective_layer_norm_1_centeredRow6 := &objective_layer_norm_1_centered[i0][i1]
-			objective_layer_norm_1_var_1_gradRow3 := &objective_layer_norm_1_var_1_grad[i0][i1]
 			objective_layer_norm_1_centered_gradRow3 := &objective_layer_norm_1_centered_grad[i0][i1]
 			for i2 := range 3 {
-				objective_layer_norm_1_centered_gradRow3[i2] += objective_layer_norm_1_centeredRow6[i2] * objective_layer_norm_1_var_1_gradRow3[i2]
+				objective_layer_norm_1_centered_gradRow3[i2] += objective_layer_norm_1_centeredRow6[i2] * objective_layer_norm_1_var_2_gradV2
 			}
 		}
 	}
@@ -17522,7 +17491,6 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	# zero the gradients
 //	fill z.grad with 0
 //	fill objective.log_softmax#1/m.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill _objective.4.grad with 0
@@ -17547,15 +17515,12 @@ func ocannlLogSoftmaxObjectiveLoss(r *[2][5]float64, pZ *[10]float64, out *[1]fl
 //	for i0 in 0..1:
 //	  _objective.2.grad[i0, 0] += _objective.3.grad[i0, 0] / _objective.2[i0, 0]
 //
-//	# backprop of op 3 (_objective.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.1): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[i0, 0]
+//	# backprop of op 3 (_objective.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.1): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 2 (_objective.1 = pointwise exp of objective.log_softmax#1/z): g1 =+ g * t; g1 is objective.log_softmax#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    _objective.4.grad[i0, i1] += _objective.1.grad[i0, i1] * _objective.1[i0, i1]
+//	    _objective.4.grad[i0, i1] += _objective.2.grad[i0, 0] * _objective.1[i0, i1]
 //
 //	# backprop of op 1 (objective.log_softmax#1/z = pointwise "-" of z, objective.log_softmax#1/m): g1 =+ g; g1 is z.grad
 //	for i0 in 0..1:
@@ -17587,7 +17552,6 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 	var objective_3 [2][1]float64
 	var objective_4 [2][5]float64
 	var objective_log_softmax_1_m_grad [2][1]float64
-	var objective_1_grad [2][5]float64
 	var objective_2_grad [2][1]float64
 	var objective_3_grad [2][1]float64
 	var objective_4_grad [2][5]float64
@@ -17698,22 +17662,13 @@ func ocannlLogSoftmaxBackward(r *[2][5]float64, pZ *[10]float64, gZ *[10]float64
 		objective_2_grad[i0][0] += objective_3_grad[i0][0] / objective_2[i0][0]
 	}
 
-	// backprop of op 3 (_objective.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.1): g1 =+ g; g1 is _objective.1.grad
-	for i0 := range 2 {
-		objective_2_gradV := objective_2_grad[i0][0]
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 5 {
-			objective_1_gradRow[i1] += objective_2_gradV
-		}
-	}
-
 	// backprop of op 2 (_objective.1 = pointwise exp of objective.log_softmax#1/z): g1 =+ g * t; g1 is objective.log_softmax#1/z.grad
 	for i0 := range 2 {
-		objective_1_gradRow2 := &objective_1_grad[i0]
+		objective_2_gradV := objective_2_grad[i0][0]
 		objective_1Row3 := &objective_1[i0]
 		objective_4_gradRow3 := &objective_4_grad[i0]
 		for i1 := range 5 {
-			objective_4_gradRow3[i1] += objective_1_gradRow2[i1] * objective_1Row3[i1]
+			objective_4_gradRow3[i1] += objective_2_gradV * objective_1Row3[i1]
 		}
 	}
 
@@ -18090,11 +18045,9 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	fill objective.net.w.grad with 0
 //	fill objective.net.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill _objective.3.grad with 0
 //	fill objective.grad with 0
@@ -18108,15 +18061,12 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	# backprop of op 10 (_objective.3 = pointwise "/." of _objective.2, _dim_b.1): g1 =+ g / v2; g1 is _objective.2.grad
 //	_objective.2.grad[0] += _objective.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 9 (_objective.2 = einsum "++" "..b.. | ... -> ... => 0" of _objective.1): g1 =+ g; g1 is _objective.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _objective.1.grad[i0, i1] += _objective.2.grad[0]
+//	# backprop of op 9 (_objective.2 = einsum "++" "..b.. | ... -> ... => 0" of _objective.1): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
 //	# backprop of op 8 (_objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp): g2 =+ v1 * g; g2 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logp.grad[i0, i1] += onehot[i0, i1] * _objective.1.grad[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += onehot[i0, i1] * _objective.2.grad[0]
 //
 //	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -18129,15 +18079,12 @@ func ocannlCrossEntropyObjectiveLoss(x *[4][3]float64, onehot *[4][5]float64, pO
 //	for i0 in 0..3:
 //	  _objective.cross_entropy#1/logp.2.grad[i0, 0] += _objective.cross_entropy#1/logp.3.grad[i0, 0] / _objective.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 5 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _objective.cross_entropy#1/logp.1.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -18183,11 +18130,9 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	var objective_2 [1]float64
 	var objective_3 [1]float64
 	var objective_cross_entropy_1_m_grad [4][1]float64
-	var objective_cross_entropy_1_logp_1_grad [4][5]float64
 	var objective_cross_entropy_1_logp_2_grad [4][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][1]float64
 	var objective_cross_entropy_1_logp_grad [4][5]float64
-	var objective_1_grad [4][5]float64
 	var objective_2_grad [1]float64
 	var objective_3_grad [1]float64
 	var objective_grad [1]float64
@@ -18312,22 +18257,13 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 	// backprop of op 10 (_objective.3 = pointwise "/." of _objective.2, _dim_b.1): g1 =+ g / v2; g1 is _objective.2.grad
 	objective_2_grad[0] += objective_3_grad[0] / 4
 
-	// backprop of op 9 (_objective.2 = einsum "++" "..b.. | ... -> ... => 0" of _objective.1): g1 =+ g; g1 is _objective.1.grad
+	// backprop of op 8 (_objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp): g2 =+ v1 * g; g2 is objective.cross_entropy#1/logp.grad
 	objective_2_gradV := objective_2_grad[0]
 	for i0 := range 4 {
-		objective_1_gradRow := &objective_1_grad[i0]
-		for i1 := range 5 {
-			objective_1_gradRow[i1] += objective_2_gradV
-		}
-	}
-
-	// backprop of op 8 (_objective.1 = pointwise "*." of onehot, objective.cross_entropy#1/logp): g2 =+ v1 * g; g2 is objective.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		onehotRow2 := &onehot[i0]
-		objective_1_gradRow2 := &objective_1_grad[i0]
 		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 5 {
-			objective_cross_entropy_1_logp_gradRow[i1] += onehotRow2[i1] * objective_1_gradRow2[i1]
+			objective_cross_entropy_1_logp_gradRow[i1] += onehotRow2[i1] * objective_2_gradV
 		}
 	}
 
@@ -18347,22 +18283,13 @@ func ocannlCrossEntropyBackward(x *[4][3]float64, onehot *[4][5]float64, pObject
 		objective_cross_entropy_1_logp_2_grad[i0][0] += objective_cross_entropy_1_logp_3_grad[i0][0] / objective_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 5 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
-		objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 5 {
-			objective_cross_entropy_1_logp_1_gradRow[i1] += objective_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
+		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
 		objective_cross_entropy_1_logp_gradRow3 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 5 {
-			objective_cross_entropy_1_logp_gradRow3[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
+			objective_cross_entropy_1_logp_gradRow3[i1] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -18722,14 +18649,11 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	      _objective.net/a1.1[i0, i1] += objective.net.w1[i1, i2] * x[i0, i2]
 //
 //	# _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..3:
-//	    _objective.net/a1.2[i0, i1] = _objective.net/a1.1[i0, i1] + objective.net.b1[i1]
 //
-//	# objective.net/a1 = pointwise relu of _objective.net/a1.2
+//	# objective.net/a1 = pointwise relu of _objective.net/a1.2, with _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    objective.net/a1[i0, i1] = relu(_objective.net/a1.2[i0, i1])
+//	    objective.net/a1[i0, i1] = relu(_objective.net/a1.1[i0, i1] + objective.net.b1[i1])
 //
 //	# _objective.net/a2.1 = compose "*" of objective.net.w2, objective.net/a1
 //	fill _objective.net/a2.1 with 0
@@ -18739,14 +18663,11 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	      _objective.net/a2.1[i0, i1] += objective.net.w2[i1, i2] * objective.net/a1[i0, i2]
 //
 //	# _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.net/a2.2[i0, i1] = _objective.net/a2.1[i0, i1] + objective.net.b2[i1]
 //
-//	# objective.net/a2 = pointwise relu of _objective.net/a2.2
+//	# objective.net/a2 = pointwise relu of _objective.net/a2.2, with _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    objective.net/a2[i0, i1] = relu(_objective.net/a2.2[i0, i1])
+//	    objective.net/a2[i0, i1] = relu(_objective.net/a2.1[i0, i1] + objective.net.b2[i1])
 //
 //	# _objective.hinge#1/scores.1 = compose "*" of objective.net.w3, objective.net/a2
 //	fill _objective.hinge#1/scores.1 with 0
@@ -18807,9 +18728,9 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	for i0 in 0..5:
 //	  objective.hinge#1/margin.grad[i0, 0] += _objective.1.grad[0]
 //
-//	# backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.hinge#1/margin.2.grad
+//	# backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _objective.hinge#1/margin.2.grad
 //	for i0 in 0..5:
-//	  _objective.hinge#1/margin.2.grad[i0, 0] += where(0 < _objective.hinge#1/margin.2[i0, 0], objective.hinge#1/margin.grad[i0, 0], 0)
+//	  _objective.hinge#1/margin.2.grad[i0, 0] += where(0 < objective.hinge#1/margin[i0, 0], objective.hinge#1/margin.grad[i0, 0], 0)
 //
 //	# backprop of op 9 (_objective.hinge#1/margin.2 = pointwise "-" of _num.1, _objective.hinge#1/margin.1): g2 =- g; g2 is _objective.hinge#1/margin.1.grad
 //	for i0 in 0..5:
@@ -18837,10 +18758,10 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	  for i1 in 0..2:
 //	    objective.net/a2.grad[i0, i1] += objective.net.w3[0, i1] * _objective.hinge#1/scores.1.grad[i0, 0]
 //
-//	# backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a2.2.grad
+//	# backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    _objective.net/a2.2.grad[i0, i1] += where(0 < _objective.net/a2.2[i0, i1], objective.net/a2.grad[i0, i1], 0)
+//	    _objective.net/a2.2.grad[i0, i1] += where(0 < objective.net/a2[i0, i1], objective.net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2): g1 =+ g; g1 is _objective.net/a2.1.grad (the copy elided: _objective.net/a2.1.grad reads _objective.net/a2.2.grad)
 //
@@ -18861,10 +18782,10 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	    for i2 in 0..3:
 //	      objective.net/a1.grad[i0, i2] += objective.net.w2[i1, i2] * _objective.net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a1.2.grad
+//	# backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..3:
-//	    _objective.net/a1.2.grad[i0, i1] += where(0 < _objective.net/a1.2[i0, i1], objective.net/a1.grad[i0, i1], 0)
+//	    _objective.net/a1.2.grad[i0, i1] += where(0 < objective.net/a1[i0, i1], objective.net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1): g1 =+ g; g1 is _objective.net/a1.1.grad (the copy elided: _objective.net/a1.1.grad reads _objective.net/a1.2.grad)
 //
@@ -18880,10 +18801,8 @@ func ocannlHingeObjectiveLoss(x *[6][2]float64, labels *[6][1]float64, pObjectiv
 //	      objective.net.w1.grad[i1, i2] += _objective.net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW1 *[8]float64, pObjectiveNetB1 *[4]float64, pObjectiveNetW2 *[12]float64, pObjectiveNetB2 *[3]float64, pObjectiveNetW3 *[3]float64, pObjectiveNetB3 *[1]float64, gObjectiveNetW1 *[8]float64, gObjectiveNetB1 *[4]float64, gObjectiveNetW2 *[12]float64, gObjectiveNetB2 *[3]float64, gObjectiveNetW3 *[3]float64, gObjectiveNetB3 *[1]float64, loss *[1]float64) {
 	var objective_net_a1_1 [6][4]float64
-	var objective_net_a1_2 [6][4]float64
 	var objective_net_a1 [6][4]float64
 	var objective_net_a2_1 [6][3]float64
-	var objective_net_a2_2 [6][3]float64
 	var objective_net_a2 [6][3]float64
 	var objective_hinge_1_scores_1 [6][1]float64
 	var objective_hinge_1_scores [6][1]float64
@@ -18917,21 +18836,12 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1
+	// objective.net/a1 = pointwise relu of _objective.net/a1.2, with _objective.net/a1.2 = pointwise "+" of _objective.net/a1.1, objective.net.b1 fused
 	for i0 := range 6 {
 		objective_net_a1_1Row := &objective_net_a1_1[i0]
-		objective_net_a1_2Row := &objective_net_a1_2[i0]
-		for i1 := range 4 {
-			objective_net_a1_2Row[i1] = objective_net_a1_1Row[i1] + pObjectiveNetB1[i1]
-		}
-	}
-
-	// objective.net/a1 = pointwise relu of _objective.net/a1.2
-	for i0 := range 6 {
-		objective_net_a1_2Row2 := &objective_net_a1_2[i0]
 		objective_net_a1Row := &objective_net_a1[i0]
 		for i1 := range 4 {
-			r := objective_net_a1_2Row2[i1]
+			r := objective_net_a1_1Row[i1] + pObjectiveNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -18953,21 +18863,12 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2
+	// objective.net/a2 = pointwise relu of _objective.net/a2.2, with _objective.net/a2.2 = pointwise "+" of _objective.net/a2.1, objective.net.b2 fused
 	for i0 := range 6 {
 		objective_net_a2_1Row := &objective_net_a2_1[i0]
-		objective_net_a2_2Row := &objective_net_a2_2[i0]
-		for i1 := range 3 {
-			objective_net_a2_2Row[i1] = objective_net_a2_1Row[i1] + pObjectiveNetB2[i1]
-		}
-	}
-
-	// objective.net/a2 = pointwise relu of _objective.net/a2.2
-	for i0 := range 6 {
-		objective_net_a2_2Row2 := &objective_net_a2_2[i0]
 		objective_net_a2Row := &objective_net_a2[i0]
 		for i1 := range 3 {
-			r2 := objective_net_a2_2Row2[i1]
+			r2 := objective_net_a2_1Row[i1] + pObjectiveNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -19042,10 +18943,10 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		objective_hinge_1_margin_grad[i0][0] += objective_1_gradV
 	}
 
-	// backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.hinge#1/margin.2.grad
+	// backprop of op 10 (objective.hinge#1/margin = pointwise relu of _objective.hinge#1/margin.2): g1 =+ where((0 < t), g, 0); g1 is _objective.hinge#1/margin.2.grad
 	for i0 := range 6 {
 		var r4 float64
-		if 0 < objective_hinge_1_margin_2[i0][0] {
+		if 0 < objective_hinge_1_margin[i0][0] {
 			r4 = 1
 		}
 		r5 := float64(0)
@@ -19115,14 +19016,14 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a2.2.grad
+	// backprop of op 5 (objective.net/a2 = pointwise relu of _objective.net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a2.2.grad
 	for i0 := range 6 {
-		objective_net_a2_2Row3 := &objective_net_a2_2[i0]
+		objective_net_a2Row8 := &objective_net_a2[i0]
 		objective_net_a2_gradRow2 := &objective_net_a2_grad[i0]
 		objective_net_a2_2_gradRow := &objective_net_a2_2_grad[i0]
 		for i1 := range 3 {
 			var r6 float64
-			if 0 < objective_net_a2_2Row3[i1] {
+			if 0 < objective_net_a2Row8[i1] {
 				r6 = 1
 			}
 			r7 := float64(0)
@@ -19187,14 +19088,14 @@ func ocannlHingeBackward(x *[6][2]float64, labels *[6][1]float64, pObjectiveNetW
 		}
 	}
 
-	// backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.net/a1.2.grad
+	// backprop of op 2 (objective.net/a1 = pointwise relu of _objective.net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _objective.net/a1.2.grad
 	for i0 := range 6 {
-		objective_net_a1_2Row3 := &objective_net_a1_2[i0]
+		objective_net_a1Row4 := &objective_net_a1[i0]
 		objective_net_a1_gradRow2 := &objective_net_a1_grad[i0]
 		objective_net_a1_2_gradRow := &objective_net_a1_2_grad[i0]
 		for i1 := range 4 {
 			var r8 float64
-			if 0 < objective_net_a1_2Row3[i1] {
+			if 0 < objective_net_a1Row4[i1] {
 				r8 = 1
 			}
 			r9 := float64(0)
@@ -19401,14 +19302,11 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	      _objective.l2/x.1[i0, i1] += objective.l1.w[i1, i2] * x[i0, i2]
 //
 //	# _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b
-//	for i0 in 0..4:
-//	  for i1 in 0..3:
-//	    _objective.l2/x.2[i0, i1] = _objective.l2/x.1[i0, i1] + objective.l1.b[i1]
 //
-//	# objective.l2/x = pointwise relu of _objective.l2/x.2
+//	# objective.l2/x = pointwise relu of _objective.l2/x.2, with _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b fused
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    objective.l2/x[i0, i1] = relu(_objective.l2/x.2[i0, i1])
+//	    objective.l2/x[i0, i1] = relu(_objective.l2/x.1[i0, i1] + objective.l1.b[i1])
 //
 //	# _objective.1 = compose "*" of objective.l2.w, objective.l2/x
 //	fill _objective.1 with 0
@@ -19465,10 +19363,10 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	    for i2 in 0..3:
 //	      objective.l2/x.grad[i0, i2] += objective.l2.w[i1, i2] * _objective.2.grad[i0, i1]
 //
-//	# backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.l2/x.2.grad
+//	# backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < t), g, 0); g1 is _objective.l2/x.2.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..3:
-//	    _objective.l2/x.2.grad[i0, i1] += where(0 < _objective.l2/x.2[i0, i1], objective.l2/x.grad[i0, i1], 0)
+//	    _objective.l2/x.2.grad[i0, i1] += where(0 < objective.l2/x[i0, i1], objective.l2/x.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b): g1 =+ g; g1 is _objective.l2/x.1.grad (the copy elided: _objective.l2/x.1.grad reads _objective.l2/x.2.grad)
 //
@@ -19484,7 +19382,6 @@ func ocannlDenseObjectiveLoss(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W 
 //	      objective.l1.w.grad[i1, i2] += _objective.l2/x.2.grad[i0, i1] * x[i0, i2]
 func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]float64, pObjectiveL1B *[4]float64, pObjectiveL2W *[12]float64, pObjectiveL2B *[3]float64, gObjectiveL1W *[8]float64, gObjectiveL1B *[4]float64, gObjectiveL2W *[12]float64, gObjectiveL2B *[3]float64, loss *[1]float64) {
 	var objective_l2_x_1 [5][4]float64
-	var objective_l2_x_2 [5][4]float64
 	var objective_l2_x [5][4]float64
 	var objective_1 [5][3]float64
 	var objective_2 [5][3]float64
@@ -19507,21 +19404,12 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 		}
 	}
 
-	// _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b
+	// objective.l2/x = pointwise relu of _objective.l2/x.2, with _objective.l2/x.2 = pointwise "+" of _objective.l2/x.1, objective.l1.b fused
 	for i0 := range 5 {
 		objective_l2_x_1Row := &objective_l2_x_1[i0]
-		objective_l2_x_2Row := &objective_l2_x_2[i0]
-		for i1 := range 4 {
-			objective_l2_x_2Row[i1] = objective_l2_x_1Row[i1] + pObjectiveL1B[i1]
-		}
-	}
-
-	// objective.l2/x = pointwise relu of _objective.l2/x.2
-	for i0 := range 5 {
-		objective_l2_x_2Row2 := &objective_l2_x_2[i0]
 		objective_l2_xRow := &objective_l2_x[i0]
 		for i1 := range 4 {
-			r2 := objective_l2_x_2Row2[i1]
+			r2 := objective_l2_x_1Row[i1] + pObjectiveL1B[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -19631,14 +19519,14 @@ func ocannlDenseBackward(r *[5][3]float64, x *[5][2]float64, pObjectiveL1W *[8]f
 		}
 	}
 
-	// backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < v1), g, 0); g1 is _objective.l2/x.2.grad
+	// backprop of op 2 (objective.l2/x = pointwise relu of _objective.l2/x.2): g1 =+ where((0 < t), g, 0); g1 is _objective.l2/x.2.grad
 	for i0 := range 5 {
-		objective_l2_x_2Row3 := &objective_l2_x_2[i0]
+		objective_l2_xRow4 := &objective_l2_x[i0]
 		objective_l2_x_gradRow2 := &objective_l2_x_grad[i0]
 		objective_l2_x_2_gradRow := &objective_l2_x_2_grad[i0]
 		for i1 := range 4 {
 			var r3 float64
-			if 0 < objective_l2_x_2Row3[i1] {
+			if 0 < objective_l2_xRow4[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)
@@ -24220,7 +24108,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill _objective.ln1/mean.1.grad with 0
 //	fill objective.ln1/mean.grad with 0
 //	fill objective.ln1/centered.grad with 0
-//	fill _objective.ln1/var.1.grad with 0
 //	fill _objective.ln1/var.2.grad with 0
 //	fill objective.ln1/var.grad with 0
 //	fill objective.ln1.gamma.grad with 0
@@ -24237,7 +24124,6 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	fill _objective.ln2/mean.1.grad with 0
 //	fill objective.ln2/mean.grad with 0
 //	fill objective.ln2/centered.grad with 0
-//	fill _objective.ln2/var.1.grad with 0
 //	fill _objective.ln2/var.2.grad with 0
 //	fill objective.ln2/var.grad with 0
 //	fill objective.ln2.gamma.grad with 0
@@ -24304,23 +24190,19 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	  for i1 in 0..2:
 //	    _objective.ln2/var.2.grad[i0, i1, 0] += objective.ln2/var.grad[i0, i1, 0] / _dim_d.5[0]
 //
-//	# backprop of op 35 (_objective.ln2/var.2 = einsum "++" "... | ... => ... | 0" of _objective.ln2/var.1): g1 =+ g; g1 is _objective.ln2/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln2/var.1.grad[i0, i1, i2] += _objective.ln2/var.2.grad[i0, i1, 0]
+//	# backprop of op 35 (_objective.ln2/var.2 = einsum "++" "... | ... => ... | 0" of _objective.ln2/var.1): g1 =+ g; g1 is _objective.ln2/var.1.grad (the copy elided: _objective.ln2/var.1.grad reads _objective.ln2/var.2.grad)
 //
 //	# backprop of op 34 (_objective.ln2/var.1 = pointwise "*." of objective.ln2/centered, objective.ln2/centered): g1 =+ g * v2; g1 is objective.ln2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln2/centered.grad[i0, i1, i2] += _objective.ln2/var.1.grad[i0, i1, i2] * objective.ln2/centered[i0, i1, i2]
+//	      objective.ln2/centered.grad[i0, i1, i2] += _objective.ln2/var.2.grad[i0, i1, 0] * objective.ln2/centered[i0, i1, i2]
 //
 //	# backprop of op 34 (_objective.ln2/var.1 = pointwise "*." of objective.ln2/centered, objective.ln2/centered): g2 =+ v1 * g; g2 is objective.ln2/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln2/centered.grad[i0, i1, i2] += objective.ln2/centered[i0, i1, i2] * _objective.ln2/var.1.grad[i0, i1, i2]
+//	      objective.ln2/centered.grad[i0, i1, i2] += objective.ln2/centered[i0, i1, i2] * _objective.ln2/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 33 (objective.ln2/centered = pointwise "-" of objective.ln2/x, objective.ln2/mean): g1 =+ g; g1 is objective.ln2/x.grad (the copy elided: objective.ln2/x.grad reads objective.ln2/centered.grad)
 //
@@ -24442,23 +24324,19 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 //	  for i1 in 0..2:
 //	    _objective.ln1/var.2.grad[i0, i1, 0] += objective.ln1/var.grad[i0, i1, 0] / _dim_d.3[0]
 //
-//	# backprop of op 18 (_objective.ln1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.ln1/var.1): g1 =+ g; g1 is _objective.ln1/var.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..3:
-//	      _objective.ln1/var.1.grad[i0, i1, i2] += _objective.ln1/var.2.grad[i0, i1, 0]
+//	# backprop of op 18 (_objective.ln1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.ln1/var.1): g1 =+ g; g1 is _objective.ln1/var.1.grad (the copy elided: _objective.ln1/var.1.grad reads _objective.ln1/var.2.grad)
 //
 //	# backprop of op 17 (_objective.ln1/var.1 = pointwise "*." of objective.ln1/centered, objective.ln1/centered): g1 =+ g * v2; g1 is objective.ln1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln1/centered.grad[i0, i1, i2] += _objective.ln1/var.1.grad[i0, i1, i2] * objective.ln1/centered[i0, i1, i2]
+//	      objective.ln1/centered.grad[i0, i1, i2] += _objective.ln1/var.2.grad[i0, i1, 0] * objective.ln1/centered[i0, i1, i2]
 //
 //	# backprop of op 17 (_objective.ln1/var.1 = pointwise "*." of objective.ln1/centered, objective.ln1/centered): g2 =+ v1 * g; g2 is objective.ln1/centered.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..3:
-//	      objective.ln1/centered.grad[i0, i1, i2] += objective.ln1/centered[i0, i1, i2] * _objective.ln1/var.1.grad[i0, i1, i2]
+//	      objective.ln1/centered.grad[i0, i1, i2] += objective.ln1/centered[i0, i1, i2] * _objective.ln1/var.2.grad[i0, i1, 0]
 //
 //	# backprop of op 16 (objective.ln1/centered = pointwise "-" of objective.ln1/x, objective.ln1/mean): g1 =+ g; g1 is objective.ln1/x.grad (the copy elided: objective.ln1/x.grad reads objective.ln1/centered.grad)
 //
@@ -24694,7 +24572,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_ln1_mean_1_grad [2][3][1]float64
 	var objective_ln1_mean_grad [2][3][1]float64
 	var objective_ln1_centered_grad [2][3][4]float64
-	var objective_ln1_var_1_grad [2][3][4]float64
 	var objective_ln1_var_2_grad [2][3][1]float64
 	var objective_ln1_var_grad [2][3][1]float64
 	var h_1_grad [2][3][4]float64
@@ -24705,7 +24582,6 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	var objective_ln2_mean_1_grad [2][3][1]float64
 	var objective_ln2_mean_grad [2][3][1]float64
 	var objective_ln2_centered_grad [2][3][4]float64
-	var objective_ln2_var_1_grad [2][3][4]float64
 	var objective_ln2_var_2_grad [2][3][1]float64
 	var objective_ln2_var_grad [2][3][1]float64
 	var objective_1_grad [2][3][4]float64
@@ -25344,25 +25220,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 35 (_objective.ln2/var.2 = einsum "++" "... | ... => ... | 0" of _objective.ln2/var.1): g1 =+ g; g1 is _objective.ln2/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln2_var_2_gradV := objective_ln2_var_2_grad[i0][i1][0]
-			objective_ln2_var_1_gradRow := &objective_ln2_var_1_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln2_var_1_gradRow[i2] += objective_ln2_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 34 (_objective.ln2/var.1 = pointwise "*." of objective.ln2/centered, objective.ln2/centered): g1 =+ g * v2; g1 is objective.ln2/centered.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln2_var_1_gradRow2 := &objective_ln2_var_1_grad[i0][i1]
+			objective_ln2_var_2_gradV := objective_ln2_var_2_grad[i0][i1][0]
 			objective_ln2_centeredRow7 := &objective_ln2_centered[i0][i1]
 			objective_ln2_centered_gradRow2 := &objective_ln2_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln2_centered_gradRow2[i2] += objective_ln2_var_1_gradRow2[i2] * objective_ln2_centeredRow7[i2]
+				objective_ln2_centered_gradRow2[i2] += objective_ln2_var_2_gradV * objective_ln2_centeredRow7[i2]
 			}
 		}
 	}
@@ -25371,10 +25236,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_ln2_centeredRow8 := &objective_ln2_centered[i0][i1]
-			objective_ln2_var_1_gradRow3 := &objective_ln2_var_1_grad[i0][i1]
+			objective_ln2_var_2_gradV2 := objective_ln2_var_2_grad[i0][i1][0]
 			objective_ln2_centered_gradRow3 := &objective_ln2_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln2_centered_gradRow3[i2] += objective_ln2_centeredRow8[i2] * objective_ln2_var_1_gradRow3[i2]
+				objective_ln2_centered_gradRow3[i2] += objective_ln2_centeredRow8[i2] * objective_ln2_var_2_gradV2
 			}
 		}
 	}
@@ -25656,25 +25521,14 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 		}
 	}
 
-	// backprop of op 18 (_objective.ln1/var.2 = einsum "++" "... | ... => ... | 0" of _objective.ln1/var.1): g1 =+ g; g1 is _objective.ln1/var.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_ln1_var_2_gradV := objective_ln1_var_2_grad[i0][i1][0]
-			objective_ln1_var_1_gradRow := &objective_ln1_var_1_grad[i0][i1]
-			for i2 := range 4 {
-				objective_ln1_var_1_gradRow[i2] += objective_ln1_var_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 17 (_objective.ln1/var.1 = pointwise "*." of objective.ln1/centered, objective.ln1/centered): g1 =+ g * v2; g1 is objective.ln1/centered.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_ln1_var_1_gradRow2 := &objective_ln1_var_1_grad[i0][i1]
+			objective_ln1_var_2_gradV := objective_ln1_var_2_grad[i0][i1][0]
 			objective_ln1_centeredRow7 := &objective_ln1_centered[i0][i1]
 			objective_ln1_centered_gradRow2 := &objective_ln1_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln1_centered_gradRow2[i2] += objective_ln1_var_1_gradRow2[i2] * objective_ln1_centeredRow7[i2]
+				objective_ln1_centered_gradRow2[i2] += objective_ln1_var_2_gradV * objective_ln1_centeredRow7[i2]
 			}
 		}
 	}
@@ -25683,10 +25537,10 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	for i0 := range 2 {
 		for i1 := range 3 {
 			objective_ln1_centeredRow8 := &objective_ln1_centered[i0][i1]
-			objective_ln1_var_1_gradRow3 := &objective_ln1_var_1_grad[i0][i1]
+			objective_ln1_var_2_gradV2 := objective_ln1_var_2_grad[i0][i1][0]
 			objective_ln1_centered_gradRow3 := &objective_ln1_centered_grad[i0][i1]
 			for i2 := range 4 {
-				objective_ln1_centered_gradRow3[i2] += objective_ln1_centeredRow8[i2] * objective_ln1_var_1_gradRow3[i2]
+				objective_ln1_centered_gradRow3[i2] += objective_ln1_centeredRow8[i2] * objective_ln1_var_2_gradV2
 			}
 		}
 	}
@@ -27209,48 +27063,35 @@ func ocannlBlockMatrixBackward(r *[3][5]float64, pP *[6]float64, pQ *[4]float64,
 //
 // Loop nests:
 //
-//	# _objective.1 = batch slice "@|" 1 of a
+//	# _objective.1 = batch slice "@|" 1 of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused
+//	# _objective.2 = pointwise exp of _objective.1
 //
-//	# _objective.3 = batch slice "@|" 2 of a
+//	# _objective.3 = batch slice "@|" 2 of a (the copy elided: _objective.3 reads a)
 //
-//	# _objective.4 = batch slice "@|" 1 of b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = b[1, i0, i1]
+//	# _objective.4 = batch slice "@|" 1 of b (the copy elided: _objective.4 reads b)
 //
-//	# _objective.5 = batch slice "@|" 0 of _objective.4
+//	# _objective.5 = batch slice "@|" 0 of _objective.4 (the copy elided: _objective.5 reads b)
 //
-//	# _objective.6 = pointwise "*." of _objective.3, _objective.5, with _objective.3 = batch slice "@|" 2 of a fused, with _objective.5 = batch slice "@|" 0 of _objective.4 fused
+//	# _objective.6 = pointwise "*." of _objective.3, _objective.5
 //
-//	# _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused fused, with _objective.6 = pointwise "*." of _objective.3, _objective.5, with _objective.3 = batch slice "@|" 2 of a fused, with _objective.5 = batch slice "@|" 0 of _objective.4 fused fused
+//	# _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.2 = pointwise exp of _objective.1 fused, with _objective.6 = pointwise "*." of _objective.3, _objective.5 fused
 //	for i0 in 0..3:
-//	  _objective.7[i0] = exp(a[1, i0]) + (a[2, i0] * _objective.4[0, i0])
+//	  _objective.7[i0] = exp(a[1, i0]) + (a[2, i0] * b[1, 0, i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
 //	fill objective with 0
 //	for i0 in 0..3:  # reduction
 //	  objective[0] += _objective.7[i0] * r[i0]
 func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float64, out *[1]float64) {
-	var objective_4 [2][4]float64
 	var objective_7 [4]float64
 
-	// _objective.4 = batch slice "@|" 1 of b
-	for i0 := range 2 {
-		pBRow := (*[4]float64)(pB[4*i0+8 : 4*i0+12])
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = pBRow[i1]
-		}
-	}
-
-	// _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused fused, with _objective.6 = pointwise "*." of _objective.3, _objective.5, with _objective.3 = batch slice "@|" 2 of a fused, with _objective.5 = batch slice "@|" 0 of _objective.4 fused fused
+	// _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.2 = pointwise exp of _objective.1 fused, with _objective.6 = pointwise "*." of _objective.3, _objective.5 fused
 	pARow := (*[4]float64)(pA[4:8])
 	pARow2 := (*[4]float64)(pA[8:12])
-	objective_4Row2 := &objective_4[0]
+	pBRow := (*[4]float64)(pB[8:12])
 	for i0 := range 4 {
-		objective_7[i0] = math.Exp(pARow[i0]) + (pARow2[i0] * objective_4Row2[i0])
+		objective_7[i0] = math.Exp(pARow[i0]) + (pARow2[i0] * pBRow[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
@@ -27292,30 +27133,23 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //
 // Loop nests:
 //
-//	# _objective.1 = batch slice "@|" 1 of a
+//	# _objective.1 = batch slice "@|" 1 of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused
+//	# _objective.2 = pointwise exp of _objective.1
 //	for i0 in 0..3:
 //	  _objective.2[i0] = exp(a[1, i0])
 //
-//	# _objective.3 = batch slice "@|" 2 of a
-//	for i0 in 0..3:
-//	  _objective.3[i0] = a[2, i0]
+//	# _objective.3 = batch slice "@|" 2 of a (the copy elided: _objective.3 reads a)
 //
-//	# _objective.4 = batch slice "@|" 1 of b
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _objective.4[i0, i1] = b[1, i0, i1]
+//	# _objective.4 = batch slice "@|" 1 of b (the copy elided: _objective.4 reads b)
 //
-//	# _objective.5 = batch slice "@|" 0 of _objective.4
-//	for i0 in 0..3:
-//	  _objective.5[i0] = _objective.4[0, i0]
+//	# _objective.5 = batch slice "@|" 0 of _objective.4 (the copy elided: _objective.5 reads b)
 //
 //	# _objective.6 = pointwise "*." of _objective.3, _objective.5
 //
 //	# _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.6 = pointwise "*." of _objective.3, _objective.5 fused
 //	for i0 in 0..3:
-//	  _objective.7[i0] = _objective.2[i0] + (_objective.3[i0] * _objective.5[i0])
+//	  _objective.7[i0] = _objective.2[i0] + (a[2, i0] * b[1, 0, i0])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
 //	fill objective with 0
@@ -27345,11 +27179,11 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //
 //	# backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g1 =+ g * v2; g1 is _objective.3.grad
 //	for i0 in 0..3:
-//	  _objective.3.grad[i0] += _objective.7.grad[i0] * _objective.5[i0]
+//	  _objective.3.grad[i0] += _objective.7.grad[i0] * b[1, 0, i0]
 //
 //	# backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g2 =+ v1 * g; g2 is _objective.5.grad
 //	for i0 in 0..3:
-//	  _objective.5.grad[i0] += _objective.3[i0] * _objective.7.grad[i0]
+//	  _objective.5.grad[i0] += a[2, i0] * _objective.7.grad[i0]
 //
 //	# backprop of op 4 (_objective.5 = batch slice "@|" 0 of _objective.4): g1 =+ g; g1 is _objective.4.grad
 //	for i0 in 0..3:
@@ -27373,9 +27207,6 @@ func ocannlBatchSliceObjectiveLoss(r *[4]float64, pA *[12]float64, pB *[24]float
 //	  a.grad[1, i0] += _objective.1.grad[i0]
 func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, gA *[12]float64, gB *[24]float64, loss *[1]float64) {
 	var objective_2 [4]float64
-	var objective_3 [4]float64
-	var objective_4 [2][4]float64
-	var objective_5 [4]float64
 	var objective_7 [4]float64
 	var objective_1_grad [4]float64
 	var objective_3_grad [4]float64
@@ -27384,36 +27215,17 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 	var objective_7_grad [4]float64
 	var objective_grad [1]float64
 
-	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = batch slice "@|" 1 of a fused
+	// _objective.2 = pointwise exp of _objective.1
 	pARow := (*[4]float64)(pA[4:8])
 	for i0 := range 4 {
 		objective_2[i0] = math.Exp(pARow[i0])
 	}
 
-	// _objective.3 = batch slice "@|" 2 of a
-	pARow2 := (*[4]float64)(pA[8:12])
-	for i0 := range 4 {
-		objective_3[i0] = pARow2[i0]
-	}
-
-	// _objective.4 = batch slice "@|" 1 of b
-	for i0 := range 2 {
-		pBRow := (*[4]float64)(pB[4*i0+8 : 4*i0+12])
-		objective_4Row := &objective_4[i0]
-		for i1 := range 4 {
-			objective_4Row[i1] = pBRow[i1]
-		}
-	}
-
-	// _objective.5 = batch slice "@|" 0 of _objective.4
-	objective_4Row2 := &objective_4[0]
-	for i0 := range 4 {
-		objective_5[i0] = objective_4Row2[i0]
-	}
-
 	// _objective.7 = pointwise "+" of _objective.2, _objective.6, with _objective.6 = pointwise "*." of _objective.3, _objective.5 fused
+	pARow2 := (*[4]float64)(pA[8:12])
+	pBRow := (*[4]float64)(pB[8:12])
 	for i0 := range 4 {
-		objective_7[i0] = objective_2[i0] + (objective_3[i0] * objective_5[i0])
+		objective_7[i0] = objective_2[i0] + (pARow2[i0] * pBRow[i0])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.7, r
@@ -27438,13 +27250,15 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 	}
 
 	// backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g1 =+ g * v2; g1 is _objective.3.grad
+	pBRow2 := (*[4]float64)(pB[8:12])
 	for i0 := range 4 {
-		objective_3_grad[i0] += objective_7_grad[i0] * objective_5[i0]
+		objective_3_grad[i0] += objective_7_grad[i0] * pBRow2[i0]
 	}
 
 	// backprop of op 5 (_objective.6 = pointwise "*." of _objective.3, _objective.5): g2 =+ v1 * g; g2 is _objective.5.grad
+	pARow3 := (*[4]float64)(pA[8:12])
 	for i0 := range 4 {
-		objective_5_grad[i0] += objective_3[i0] * objective_7_grad[i0]
+		objective_5_grad[i0] += pARow3[i0] * objective_7_grad[i0]
 	}
 
 	// backprop of op 4 (_objective.5 = batch slice "@|" 0 of _objective.4): g1 =+ g; g1 is _objective.4.grad
@@ -27496,11 +27310,11 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "a^b => a" of x
+//	# _objective.1 = einsum "++" "a^b => a" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused
+//	# _objective.2 = pointwise "+" of _objective.1, y
 //
-//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused fused
+//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, y fused
 //	for i0 in 0..2:
 //	  _objective.3[i0] = sin(x[i0] + y[i0])
 //
@@ -27511,7 +27325,7 @@ func ocannlBatchSliceBackward(r *[4]float64, pA *[12]float64, pB *[24]float64, g
 func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float64, out *[1]float64) {
 	var objective_3 [3]float64
 
-	// _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused fused
+	// _objective.3 = pointwise sin of _objective.2, with _objective.2 = pointwise "+" of _objective.1, y fused
 	for i0 := range 3 {
 		objective_3[i0] = math.Sin(pX[i0] + pY[i0])
 	}
@@ -27547,9 +27361,9 @@ func ocannlSlicePrefixObjectiveLoss(r *[3]float64, pX *[5]float64, pY *[3]float6
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "a^b => a" of x
+//	# _objective.1 = einsum "++" "a^b => a" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused
+//	# _objective.2 = pointwise "+" of _objective.1, y
 //	for i0 in 0..2:
 //	  _objective.2[i0] = x[i0] + y[i0]
 //
@@ -27596,7 +27410,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 	var objective_3_grad [3]float64
 	var objective_grad [1]float64
 
-	// _objective.2 = pointwise "+" of _objective.1, y, with _objective.1 = einsum "++" "a^b => a" of x fused
+	// _objective.2 = pointwise "+" of _objective.1, y
 	for i0 := range 3 {
 		objective_2[i0] = pX[i0] + pY[i0]
 	}
@@ -27658,9 +27472,9 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "a^b => b" of x
+//	# _objective.1 = einsum "++" "a^b => b" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = pointwise "*." of _objective.1, y, with _objective.1 = einsum "++" "a^b => b" of x fused
+//	# _objective.2 = pointwise "*." of _objective.1, y
 //	for i0 in 0..1:
 //	  _objective.2[i0] = x[i0 + 3] * y[i0]
 //
@@ -27671,7 +27485,7 @@ func ocannlSlicePrefixBackward(r *[3]float64, pX *[5]float64, pY *[3]float64, gX
 func ocannlSliceSuffixObjectiveLoss(r *[2]float64, pX *[5]float64, pY *[2]float64, out *[1]float64) {
 	var objective_2 [2]float64
 
-	// _objective.2 = pointwise "*." of _objective.1, y, with _objective.1 = einsum "++" "a^b => b" of x fused
+	// _objective.2 = pointwise "*." of _objective.1, y
 	for i0 := range 2 {
 		objective_2[i0] = pX[i0+3] * pY[i0]
 	}
@@ -27705,13 +27519,11 @@ func ocannlSliceSuffixObjectiveLoss(r *[2]float64, pX *[5]float64, pY *[2]float6
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "a^b => b" of x
-//	for i0 in 0..1:
-//	  _objective.1[i0] = x[i0 + 3]
+//	# _objective.1 = einsum "++" "a^b => b" of x (the copy elided: _objective.1 reads x)
 //
 //	# _objective.2 = pointwise "*." of _objective.1, y
 //	for i0 in 0..1:
-//	  _objective.2[i0] = _objective.1[i0] * y[i0]
+//	  _objective.2[i0] = x[i0 + 3] * y[i0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -27738,26 +27550,20 @@ func ocannlSliceSuffixObjectiveLoss(r *[2]float64, pX *[5]float64, pY *[2]float6
 //
 //	# backprop of op 1 (_objective.2 = pointwise "*." of _objective.1, y): g2 =+ v1 * g; g2 is y.grad
 //	for i0 in 0..1:
-//	  y.grad[i0] += _objective.1[i0] * _objective.2.grad[i0]
+//	  y.grad[i0] += x[i0 + 3] * _objective.2.grad[i0]
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "a^b => b" of x): g1 =+ g; g1 is x.grad
 //	for i0 in 0..1:
 //	  x.grad[i0 + 3] += _objective.1.grad[i0]
 func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX *[5]float64, gY *[2]float64, loss *[1]float64) {
-	var objective_1 [2]float64
 	var objective_2 [2]float64
 	var objective_1_grad [2]float64
 	var objective_2_grad [2]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "a^b => b" of x
-	for i0 := range 2 {
-		objective_1[i0] = pX[i0+3]
-	}
-
 	// _objective.2 = pointwise "*." of _objective.1, y
 	for i0 := range 2 {
-		objective_2[i0] = objective_1[i0] * pY[i0]
+		objective_2[i0] = pX[i0+3] * pY[i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
@@ -27788,7 +27594,7 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 
 	// backprop of op 1 (_objective.2 = pointwise "*." of _objective.1, y): g2 =+ v1 * g; g2 is y.grad
 	for i0 := range 2 {
-		gY[i0] += objective_1[i0] * objective_2_grad[i0]
+		gY[i0] += pX[i0+3] * objective_2_grad[i0]
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "++" "a^b => b" of x): g1 =+ g; g1 is x.grad
@@ -27811,9 +27617,9 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "a^b^c => b" of x
+//	# _objective.1 = einsum "++" "a^b^c => b" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
+//	# _objective.2 = pointwise exp of _objective.1
 //	for i0 in 0..3:
 //	  _objective.2[i0] = exp(x[i0 + 2])
 //
@@ -27824,7 +27630,7 @@ func ocannlSliceSuffixBackward(r *[2]float64, pX *[5]float64, pY *[2]float64, gX
 func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float64) {
 	var objective_2 [4]float64
 
-	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
+	// _objective.2 = pointwise exp of _objective.1
 	for i0 := range 4 {
 		objective_2[i0] = math.Exp(pX[i0+2])
 	}
@@ -27856,9 +27662,9 @@ func ocannlSliceMiddleObjectiveLoss(r *[4]float64, pX *[9]float64, out *[1]float
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "a^b^c => b" of x
+//	# _objective.1 = einsum "++" "a^b^c => b" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
+//	# _objective.2 = pointwise exp of _objective.1
 //	for i0 in 0..3:
 //	  _objective.2[i0] = exp(x[i0 + 2])
 //
@@ -27893,7 +27699,7 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 	var objective_2_grad [4]float64
 	var objective_grad [1]float64
 
-	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "a^b^c => b" of x fused
+	// _objective.2 = pointwise exp of _objective.1
 	for i0 := range 4 {
 		objective_2[i0] = math.Exp(pX[i0+2])
 	}
@@ -27943,9 +27749,9 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "3^a => a" of x
+//	# _objective.1 = einsum "++" "3^a => a" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = pointwise cos of _objective.1, with _objective.1 = einsum "++" "3^a => a" of x fused
+//	# _objective.2 = pointwise cos of _objective.1
 //	for i0 in 0..1:
 //	  _objective.2[i0] = cos(x[i0 + 3])
 //
@@ -27956,7 +27762,7 @@ func ocannlSliceMiddleBackward(r *[4]float64, pX *[9]float64, gX *[9]float64, lo
 func ocannlDropFirstObjectiveLoss(r *[2]float64, pX *[5]float64, out *[1]float64) {
 	var objective_2 [2]float64
 
-	// _objective.2 = pointwise cos of _objective.1, with _objective.1 = einsum "++" "3^a => a" of x fused
+	// _objective.2 = pointwise cos of _objective.1
 	for i0 := range 2 {
 		objective_2[i0] = math.Cos(pX[i0+3])
 	}
@@ -27988,13 +27794,11 @@ func ocannlDropFirstObjectiveLoss(r *[2]float64, pX *[5]float64, out *[1]float64
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "3^a => a" of x
-//	for i0 in 0..1:
-//	  _objective.1[i0] = x[i0 + 3]
+//	# _objective.1 = einsum "++" "3^a => a" of x (the copy elided: _objective.1 reads x)
 //
 //	# _objective.2 = pointwise cos of _objective.1
 //	for i0 in 0..1:
-//	  _objective.2[i0] = cos(_objective.1[i0])
+//	  _objective.2[i0] = cos(x[i0 + 3])
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
 //	fill objective with 0
@@ -28016,26 +27820,20 @@ func ocannlDropFirstObjectiveLoss(r *[2]float64, pX *[5]float64, out *[1]float64
 //
 //	# backprop of op 1 (_objective.2 = pointwise cos of _objective.1): g1 =+ g * neg(sin(v1)); g1 is _objective.1.grad
 //	for i0 in 0..1:
-//	  _objective.1.grad[i0] += _objective.2.grad[i0] * neg(sin(_objective.1[i0]))
+//	  _objective.1.grad[i0] += _objective.2.grad[i0] * neg(sin(x[i0 + 3]))
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "3^a => a" of x): g1 =+ g; g1 is x.grad
 //	for i0 in 0..1:
 //	  x.grad[i0 + 3] += _objective.1.grad[i0]
 func ocannlDropFirstBackward(r *[2]float64, pX *[5]float64, gX *[5]float64, loss *[1]float64) {
-	var objective_1 [2]float64
 	var objective_2 [2]float64
 	var objective_1_grad [2]float64
 	var objective_2_grad [2]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "3^a => a" of x
-	for i0 := range 2 {
-		objective_1[i0] = pX[i0+3]
-	}
-
 	// _objective.2 = pointwise cos of _objective.1
 	for i0 := range 2 {
-		objective_2[i0] = math.Cos(objective_1[i0])
+		objective_2[i0] = math.Cos(pX[i0+3])
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.2, r
@@ -28060,7 +27858,7 @@ func ocannlDropFirstBackward(r *[2]float64, pX *[5]float64, gX *[5]float64, loss
 
 	// backprop of op 1 (_objective.2 = pointwise cos of _objective.1): g1 =+ g * neg(sin(v1)); g1 is _objective.1.grad
 	for i0 := range 2 {
-		objective_1_grad[i0] += objective_2_grad[i0] * (-math.Sin(objective_1[i0]))
+		objective_1_grad[i0] += objective_2_grad[i0] * (-math.Sin(pX[i0+3]))
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "++" "3^a => a" of x): g1 =+ g; g1 is x.grad
@@ -28235,13 +28033,13 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "2*i+1 => i" of x
+//	# _objective.1 = einsum "++" "2*i+1 => i" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = einsum "++" "2*i => i" of x
+//	# _objective.2 = einsum "++" "2*i => i" of x (the copy elided: _objective.2 reads x)
 //
-//	# _objective.3 = pointwise sin of _objective.2, with _objective.2 = einsum "++" "2*i => i" of x fused
+//	# _objective.3 = pointwise sin of _objective.2
 //
-//	# _objective.4 = pointwise "*." of _objective.1, _objective.3, with _objective.1 = einsum "++" "2*i+1 => i" of x fused, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = einsum "++" "2*i => i" of x fused fused
+//	# _objective.4 = pointwise "*." of _objective.1, _objective.3, with _objective.3 = pointwise sin of _objective.2 fused
 //	for i0 in 0..2:
 //	  _objective.4[i0] = x[2*i0 + 1] * sin(x[2*i0])
 //
@@ -28252,7 +28050,7 @@ func ocannlPadBlocksBackward(r *[10]float64, pX *[2]float64, gX *[2]float64, los
 func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]float64) {
 	var objective_4 [3]float64
 
-	// _objective.4 = pointwise "*." of _objective.1, _objective.3, with _objective.1 = einsum "++" "2*i+1 => i" of x fused, with _objective.3 = pointwise sin of _objective.2, with _objective.2 = einsum "++" "2*i => i" of x fused fused
+	// _objective.4 = pointwise "*." of _objective.1, _objective.3, with _objective.3 = pointwise sin of _objective.2 fused
 	for i0 := range 3 {
 		objective_4[i0] = pX[2*i0+1] * math.Sin(pX[2*i0])
 	}
@@ -28288,21 +28086,17 @@ func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]floa
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "2*i+1 => i" of x
-//	for i0 in 0..2:
-//	  _objective.1[i0] = x[2*i0 + 1]
+//	# _objective.1 = einsum "++" "2*i+1 => i" of x (the copy elided: _objective.1 reads x)
 //
-//	# _objective.2 = einsum "++" "2*i => i" of x
-//	for i0 in 0..2:
-//	  _objective.2[i0] = x[2*i0]
+//	# _objective.2 = einsum "++" "2*i => i" of x (the copy elided: _objective.2 reads x)
 //
 //	# _objective.3 = pointwise sin of _objective.2
 //	for i0 in 0..2:
-//	  _objective.3[i0] = sin(_objective.2[i0])
+//	  _objective.3[i0] = sin(x[2*i0])
 //
 //	# _objective.4 = pointwise "*." of _objective.1, _objective.3
 //	for i0 in 0..2:
-//	  _objective.4[i0] = _objective.1[i0] * _objective.3[i0]
+//	  _objective.4[i0] = x[2*i0 + 1] * _objective.3[i0]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -28330,11 +28124,11 @@ func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]floa
 //
 //	# backprop of op 3 (_objective.4 = pointwise "*." of _objective.1, _objective.3): g2 =+ v1 * g; g2 is _objective.3.grad
 //	for i0 in 0..2:
-//	  _objective.3.grad[i0] += _objective.1[i0] * _objective.4.grad[i0]
+//	  _objective.3.grad[i0] += x[2*i0 + 1] * _objective.4.grad[i0]
 //
 //	# backprop of op 2 (_objective.3 = pointwise sin of _objective.2): g1 =+ g * cos(v1); g1 is _objective.2.grad
 //	for i0 in 0..2:
-//	  _objective.2.grad[i0] += _objective.3.grad[i0] * cos(_objective.2[i0])
+//	  _objective.2.grad[i0] += _objective.3.grad[i0] * cos(x[2*i0])
 //
 //	# backprop of op 1 (_objective.2 = einsum "++" "2*i => i" of x): g1 =+ g; g1 is x.grad
 //	for i0 in 0..2:
@@ -28344,8 +28138,6 @@ func ocannlStridedSliceObjectiveLoss(r *[3]float64, pX *[6]float64, out *[1]floa
 //	for i0 in 0..2:
 //	  x.grad[2*i0 + 1] += _objective.1.grad[i0]
 func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, loss *[1]float64) {
-	var objective_1 [3]float64
-	var objective_2 [3]float64
 	var objective_3 [3]float64
 	var objective_4 [3]float64
 	var objective_1_grad [3]float64
@@ -28354,24 +28146,14 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 	var objective_4_grad [3]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "2*i+1 => i" of x
-	for i0 := range 3 {
-		objective_1[i0] = pX[2*i0+1]
-	}
-
-	// _objective.2 = einsum "++" "2*i => i" of x
-	for i0 := range 3 {
-		objective_2[i0] = pX[2*i0]
-	}
-
 	// _objective.3 = pointwise sin of _objective.2
 	for i0 := range 3 {
-		objective_3[i0] = math.Sin(objective_2[i0])
+		objective_3[i0] = math.Sin(pX[2*i0])
 	}
 
 	// _objective.4 = pointwise "*." of _objective.1, _objective.3
 	for i0 := range 3 {
-		objective_4[i0] = objective_1[i0] * objective_3[i0]
+		objective_4[i0] = pX[2*i0+1] * objective_3[i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -28401,12 +28183,12 @@ func ocannlStridedSliceBackward(r *[3]float64, pX *[6]float64, gX *[6]float64, l
 
 	// backprop of op 3 (_objective.4 = pointwise "*." of _objective.1, _objective.3): g2 =+ v1 * g; g2 is _objective.3.grad
 	for i0 := range 3 {
-		objective_3_grad[i0] += objective_1[i0] * objective_4_grad[i0]
+		objective_3_grad[i0] += pX[2*i0+1] * objective_4_grad[i0]
 	}
 
 	// backprop of op 2 (_objective.3 = pointwise sin of _objective.2): g1 =+ g * cos(v1); g1 is _objective.2.grad
 	for i0 := range 3 {
-		objective_2_grad[i0] += objective_3_grad[i0] * math.Cos(objective_2[i0])
+		objective_2_grad[i0] += objective_3_grad[i0] * math.Cos(pX[2*i0])
 	}
 
 	// backprop of op 1 (_objective.2 = einsum "++" "2*i => i" of x): g1 =+ g; g1 is x.grad
@@ -34750,7 +34532,7 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "ii => i" of a
+//	# _objective.1 = einsum "++" "ii => i" of a (the copy elided: _objective.1 reads a)
 //
 //	# _objective.2 = einsum "++" "i => ii" of b
 //	fill _objective.2 with 0
@@ -34763,7 +34545,7 @@ func ocannlEinsumDotBackward(r *[1]float64, pA *[5]float64, pB *[5]float64, gA *
 //	  for i1 in 0..2:  # reduction
 //	    _objective.3[i0] += _objective.2[i1, i0]
 //
-//	# _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
+//	# _objective.4 = pointwise "+" of _objective.1, _objective.3
 //	for i0 in 0..2:
 //	  _objective.4[i0] = a[i0, i0] + _objective.3[i0]
 //
@@ -34794,7 +34576,7 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 		objective_3[i0] = acc
 	}
 
-	// _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
+	// _objective.4 = pointwise "+" of _objective.1, _objective.3
 	for i0 := range 3 {
 		objective_4[i0] = pA[4*i0] + objective_3[i0]
 	}
@@ -34832,7 +34614,7 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "ii => i" of a
+//	# _objective.1 = einsum "++" "ii => i" of a (the copy elided: _objective.1 reads a)
 //
 //	# _objective.2 = einsum "++" "i => ii" of b
 //	fill _objective.2 with 0
@@ -34845,7 +34627,7 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //	  for i1 in 0..2:  # reduction
 //	    _objective.3[i0] += _objective.2[i1, i0]
 //
-//	# _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
+//	# _objective.4 = pointwise "+" of _objective.1, _objective.3
 //	for i0 in 0..2:
 //	  _objective.4[i0] = a[i0, i0] + _objective.3[i0]
 //
@@ -34857,7 +34639,6 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //	# zero the gradients
 //	fill a.grad with 0
 //	fill b.grad with 0
-//	fill _objective.2.grad with 0
 //	fill _objective.4.grad with 0
 //	fill objective.grad with 0
 //
@@ -34872,14 +34653,11 @@ func ocannlEinsumDiagObjectiveLoss(r *[3]float64, pA *[9]float64, pB *[3]float64
 //
 //	# backprop of op 3 (_objective.4 = pointwise "+" of _objective.1, _objective.3): g2 =+ g; g2 is _objective.3.grad (the copy elided: _objective.3.grad reads _objective.4.grad)
 //
-//	# backprop of op 2 (_objective.3 = einsum "++" "ij => j" of _objective.2): g1 =+ g; g1 is _objective.2.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..2:
-//	    _objective.2.grad[i1, i0] += _objective.4.grad[i0]
+//	# backprop of op 2 (_objective.3 = einsum "++" "ij => j" of _objective.2): g1 =+ g; g1 is _objective.2.grad (the copy elided: _objective.2.grad reads _objective.3.grad)
 //
 //	# backprop of op 1 (_objective.2 = einsum "++" "i => ii" of b): g1 =+ g; g1 is b.grad
 //	for i0 in 0..2:
-//	  b.grad[i0] += _objective.2.grad[i0, i0]
+//	  b.grad[i0] += _objective.4.grad[i0]
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "ii => i" of a): g1 =+ g; g1 is a.grad
 //	for i0 in 0..2:
@@ -34888,7 +34666,6 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 	var objective_2 [3][3]float64
 	var objective_3 [3]float64
 	var objective_4 [3]float64
-	var objective_2_grad [3][3]float64
 	var objective_4_grad [3]float64
 	var objective_grad [1]float64
 
@@ -34910,7 +34687,7 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 		objective_3[i0] = acc
 	}
 
-	// _objective.4 = pointwise "+" of _objective.1, _objective.3, with _objective.1 = einsum "++" "ii => i" of a fused
+	// _objective.4 = pointwise "+" of _objective.1, _objective.3
 	for i0 := range 3 {
 		objective_4[i0] = pA[4*i0] + objective_3[i0]
 	}
@@ -34936,17 +34713,9 @@ func ocannlEinsumDiagBackward(r *[3]float64, pA *[9]float64, pB *[3]float64, gA 
 		objective_4_grad[i0] += objective_gradV * r[i0]
 	}
 
-	// backprop of op 2 (_objective.3 = einsum "++" "ij => j" of _objective.2): g1 =+ g; g1 is _objective.2.grad
-	for i0 := range 3 {
-		objective_4_gradV := objective_4_grad[i0]
-		for i1 := range 3 {
-			objective_2_grad[i1][i0] += objective_4_gradV
-		}
-	}
-
 	// backprop of op 1 (_objective.2 = einsum "++" "i => ii" of b): g1 =+ g; g1 is b.grad
 	for i0 := range 3 {
-		gB[i0] += objective_2_grad[i0][i0]
+		gB[i0] += objective_4_grad[i0]
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "++" "ii => i" of a): g1 =+ g; g1 is a.grad
@@ -35164,9 +34933,9 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "ij => ji" of a
+//	# _objective.1 = einsum "++" "ij => ji" of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused
+//	# _objective.2 = pointwise exp of _objective.1
 //
 //	# _objective.3 = einsum "++" "ij => j0" of a
 //	fill _objective.3 with 0
@@ -35174,7 +34943,7 @@ func ocannlOuterSumBackward(r *[3][4]float64, pA *[3]float64, pB *[4]float64, gA
 //	  for i1 in 0..2:  # reduction
 //	    _objective.3[i0, 0] += a[i1, i0]
 //
-//	# _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused fused
+//	# _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise exp of _objective.1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    _objective.4[i0, i1] = exp(a[i1, i0]) * _objective.3[i0, 0]
@@ -35199,7 +34968,7 @@ func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]f
 		objective_3[i0][0] = acc
 	}
 
-	// _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused fused
+	// _objective.4 = pointwise "*." of _objective.2, _objective.3, with _objective.2 = pointwise exp of _objective.1 fused
 	for i0 := range 4 {
 		pARow2 := (*[9]float64)(pA[i0 : i0+9])
 		objective_3V := objective_3[i0][0]
@@ -35244,9 +35013,9 @@ func ocannlUnaryEinsumObjectiveLoss(r *[4][3]float64, pA *[12]float64, out *[1]f
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "ij => ji" of a
+//	# _objective.1 = einsum "++" "ij => ji" of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused
+//	# _objective.2 = pointwise exp of _objective.1
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    _objective.2[i0, i1] = exp(a[i1, i0])
@@ -35318,7 +35087,7 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 	var objective_4_grad [4][3]float64
 	var objective_grad [1]float64
 
-	// _objective.2 = pointwise exp of _objective.1, with _objective.1 = einsum "++" "ij => ji" of a fused
+	// _objective.2 = pointwise exp of _objective.1
 	for i0 := range 4 {
 		pARow := (*[9]float64)(pA[i0 : i0+9])
 		objective_2Row := &objective_2[i0]
@@ -35443,13 +35212,13 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "i1 => i" of a
+//	# _objective.1 = einsum "++" "i1 => i" of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise sin of _objective.1, with _objective.1 = einsum "++" "i1 => i" of a fused
+//	# _objective.2 = pointwise sin of _objective.1
 //
-//	# _objective.3 = einsum "++" "i3 => i" of a
+//	# _objective.3 = einsum "++" "i3 => i" of a (the copy elided: _objective.3 reads a)
 //
-//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1, with _objective.1 = einsum "++" "i1 => i" of a fused fused, with _objective.3 = einsum "++" "i3 => i" of a fused
+//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 //	for i0 in 0..2:
 //	  _objective.4[i0] = sin(a[i0, 1]) + a[i0, 3]
 //
@@ -35460,7 +35229,7 @@ func ocannlUnaryEinsumBackward(r *[4][3]float64, pA *[12]float64, gA *[12]float6
 func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float64) {
 	var objective_4 [3]float64
 
-	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1, with _objective.1 = einsum "++" "i1 => i" of a fused fused, with _objective.3 = einsum "++" "i3 => i" of a fused
+	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 	pARow := (*[9]float64)(pA[1:10])
 	pARow2 := (*[9]float64)(pA[3:12])
 	for i0 := range 3 {
@@ -35498,17 +35267,15 @@ func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "i1 => i" of a
-//	for i0 in 0..2:
-//	  _objective.1[i0] = a[i0, 1]
+//	# _objective.1 = einsum "++" "i1 => i" of a (the copy elided: _objective.1 reads a)
 //
 //	# _objective.2 = pointwise sin of _objective.1
 //
-//	# _objective.3 = einsum "++" "i3 => i" of a
+//	# _objective.3 = einsum "++" "i3 => i" of a (the copy elided: _objective.3 reads a)
 //
-//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused, with _objective.3 = einsum "++" "i3 => i" of a fused
+//	# _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 //	for i0 in 0..2:
-//	  _objective.4[i0] = sin(_objective.1[i0]) + a[i0, 3]
+//	  _objective.4[i0] = sin(a[i0, 1]) + a[i0, 3]
 //
 //	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
 //	fill objective with 0
@@ -35538,28 +35305,22 @@ func ocannlFixedSliceObjectiveLoss(r *[3]float64, pA *[12]float64, out *[1]float
 //
 //	# backprop of op 1 (_objective.2 = pointwise sin of _objective.1): g1 =+ g * cos(v1); g1 is _objective.1.grad
 //	for i0 in 0..2:
-//	  _objective.1.grad[i0] += _objective.4.grad[i0] * cos(_objective.1[i0])
+//	  _objective.1.grad[i0] += _objective.4.grad[i0] * cos(a[i0, 1])
 //
 //	# backprop of op 0 (_objective.1 = einsum "++" "i1 => i" of a): g1 =+ g; g1 is a.grad
 //	for i0 in 0..2:
 //	  a.grad[i0, 1] += _objective.1.grad[i0]
 func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, loss *[1]float64) {
-	var objective_1 [3]float64
 	var objective_4 [3]float64
 	var objective_1_grad [3]float64
 	var objective_4_grad [3]float64
 	var objective_grad [1]float64
 
-	// _objective.1 = einsum "++" "i1 => i" of a
+	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused
 	pARow := (*[9]float64)(pA[1:10])
-	for i0 := range 3 {
-		objective_1[i0] = pARow[4*i0]
-	}
-
-	// _objective.4 = pointwise "+" of _objective.2, _objective.3, with _objective.2 = pointwise sin of _objective.1 fused, with _objective.3 = einsum "++" "i3 => i" of a fused
 	pARow2 := (*[9]float64)(pA[3:12])
 	for i0 := range 3 {
-		objective_4[i0] = math.Sin(objective_1[i0]) + pARow2[4*i0]
+		objective_4[i0] = math.Sin(pARow[4*i0]) + pARow2[4*i0]
 	}
 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.4, r
@@ -35589,8 +35350,9 @@ func ocannlFixedSliceBackward(r *[3]float64, pA *[12]float64, gA *[12]float64, l
 	}
 
 	// backprop of op 1 (_objective.2 = pointwise sin of _objective.1): g1 =+ g * cos(v1); g1 is _objective.1.grad
+	pARow3 := (*[9]float64)(pA[1:10])
 	for i0 := range 3 {
-		objective_1_grad[i0] += objective_4_grad[i0] * math.Cos(objective_1[i0])
+		objective_1_grad[i0] += objective_4_grad[i0] * math.Cos(pARow3[4*i0])
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "++" "i1 => i" of a): g1 =+ g; g1 is a.grad
@@ -35980,9 +35742,9 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "...|1->... => ...|..." of a
+//	# _objective.1 = einsum "++" "...|1->... => ...|..." of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
+//	# _objective.2 = pointwise tanh of _objective.1
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    _objective.2[i0, i1] = tanh(a[i0, i1, 1])
@@ -35995,7 +35757,7 @@ func ocannlFixedEinsumBackward(r *[5]float64, pA *[12]float64, pB *[40]float64, 
 func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[1]float64) {
 	var objective_2 [2][3]float64
 
-	// _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
+	// _objective.2 = pointwise tanh of _objective.1
 	for i0 := range 2 {
 		pARow := (*[9]float64)(pA[12*i0+1 : 12*i0+10])
 		objective_2Row := &objective_2[i0]
@@ -36035,9 +35797,9 @@ func ocannlFixedInputAxisObjectiveLoss(r *[2][3]float64, pA *[24]float64, out *[
 //
 // Loop nests:
 //
-//	# _objective.1 = einsum "++" "...|1->... => ...|..." of a
+//	# _objective.1 = einsum "++" "...|1->... => ...|..." of a (the copy elided: _objective.1 reads a)
 //
-//	# _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
+//	# _objective.2 = pointwise tanh of _objective.1
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    _objective.2[i0, i1] = tanh(a[i0, i1, 1])
@@ -36077,7 +35839,7 @@ func ocannlFixedInputAxisBackward(r *[2][3]float64, pA *[24]float64, gA *[24]flo
 	var objective_2_grad [2][3]float64
 	var objective_grad [1]float64
 
-	// _objective.2 = pointwise tanh of _objective.1, with _objective.1 = einsum "++" "...|1->... => ...|..." of a fused
+	// _objective.2 = pointwise tanh of _objective.1
 	for i0 := range 2 {
 		pARow := (*[9]float64)(pA[12*i0+1 : 12*i0+10])
 		objective_2Row := &objective_2[i0]
@@ -38086,18 +37848,13 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	            objective.conv2d_valid#1/y[i0, i1, i2, i3] += img[i0, i1 + i4, i2 + i5, 0] * objective.conv2d_valid#1.kernel[i3, i4, i5, 0]
 //
 //	# _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    for i2 in 0..3:
-//	      for i3 in 0..2:
-//	        _objective.max_pool#1/x.1[i0, i1, i2, i3] = objective.conv2d_valid#1/y[i0, i1, i2, i3] + objective.conv2d_valid#1.bias[i3]
 //
-//	# objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1
+//	# objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1, with _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        objective.max_pool#1/x[i0, i1, i2, i3] = relu(_objective.max_pool#1/x.1[i0, i1, i2, i3])
+//	        objective.max_pool#1/x[i0, i1, i2, i3] = relu(objective.conv2d_valid#1/y[i0, i1, i2, i3] + objective.conv2d_valid#1.bias[i3])
 //
 //	# _objective.max_pool#1/y.1 = pointwise "+" of _num.1, _num.2
 //	for i0 in 0..1:
@@ -38162,12 +37919,12 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	          for i5 in 0..1:
 //	            objective.max_pool#1/x.grad[i0, 2*i1 + i4, 2*i2 + i5, i3] += where(_ordinals.1[i4, i5] == objective.max_pool#1/y.argmax@4[i0, i1, i2, i3], objective.max_pool#1/y.grad[i0, i1, i2, i3], 0)
 //
-//	# backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _objective.max_pool#1/x.1.grad
+//	# backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _objective.max_pool#1/x.1.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
 //	    for i2 in 0..3:
 //	      for i3 in 0..2:
-//	        _objective.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < _objective.max_pool#1/x.1[i0, i1, i2, i3], objective.max_pool#1/x.grad[i0, i1, i2, i3], 0)
+//	        _objective.max_pool#1/x.1.grad[i0, i1, i2, i3] += where(0 < objective.max_pool#1/x[i0, i1, i2, i3], objective.max_pool#1/x.grad[i0, i1, i2, i3], 0)
 //
 //	# backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g1 =+ g; g1 is objective.conv2d_valid#1/y.grad (the copy elided: objective.conv2d_valid#1/y.grad reads _objective.max_pool#1/x.1.grad)
 //
@@ -38197,7 +37954,6 @@ func ocannlMaxPoolConvObjectiveLoss(r *[2][2][2][3]float64, pImg *[72]float64, p
 //	            objective.conv2d_valid#1.kernel.grad[i3, i4, i5, 0] += img[i0, i1 + i4, i2 + i5, 0] * _objective.max_pool#1/x.1.grad[i0, i1, i2, i3]
 func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjectiveConv2dValid1Kernel *[27]float64, pObjectiveConv2dValid1Bias *[3]float64, gImg *[72]float64, gObjectiveConv2dValid1Kernel *[27]float64, gObjectiveConv2dValid1Bias *[3]float64, loss *[1]float64) {
 	var objective_conv2d_valid_1_y [2][4][4][3]float64
-	var objective_max_pool_1_x_1 [2][4][4][3]float64
 	var objective_max_pool_1_x [2][4][4][3]float64
 	var objective_max_pool_1_y_1 [2][2]float64
 	var objective_max_pool_1_y [2][2][2][3]float64
@@ -38234,27 +37990,14 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias
+	// objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1, with _objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias fused
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
 				objective_conv2d_valid_1_yRow := &objective_conv2d_valid_1_y[i0][i1][i2]
-				objective_max_pool_1_x_1Row := &objective_max_pool_1_x_1[i0][i1][i2]
-				for i3 := range 3 {
-					objective_max_pool_1_x_1Row[i3] = objective_conv2d_valid_1_yRow[i3] + pObjectiveConv2dValid1Bias[i3]
-				}
-			}
-		}
-	}
-
-	// objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 4 {
-				objective_max_pool_1_x_1Row2 := &objective_max_pool_1_x_1[i0][i1][i2]
 				objective_max_pool_1_xRow := &objective_max_pool_1_x[i0][i1][i2]
 				for i3 := range 3 {
-					r2 := objective_max_pool_1_x_1Row2[i3]
+					r2 := objective_conv2d_valid_1_yRow[i3] + pObjectiveConv2dValid1Bias[i3]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -38420,16 +38163,16 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 		}
 	}
 
-	// backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _objective.max_pool#1/x.1.grad
+	// backprop of op 2 (objective.max_pool#1/x = pointwise relu of _objective.max_pool#1/x.1): g1 =+ where((0 < t), g, 0); g1 is _objective.max_pool#1/x.1.grad
 	for i0 := range 2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				objective_max_pool_1_x_1Row3 := &objective_max_pool_1_x_1[i0][i1][i2]
+				objective_max_pool_1_xRow6 := &objective_max_pool_1_x[i0][i1][i2]
 				objective_max_pool_1_x_gradRow2 := &objective_max_pool_1_x_grad[i0][i1][i2]
 				objective_max_pool_1_x_1_gradRow := &objective_max_pool_1_x_1_grad[i0][i1][i2]
 				for i3 := range 3 {
 					var r9 float64
-					if 0 < objective_max_pool_1_x_1Row3[i3] {
+					if 0 < objective_max_pool_1_xRow6[i3] {
 						r9 = 1
 					}
 					r10 := float64(0)
@@ -41072,10 +40815,10 @@ func ocannlReluObjectiveLoss(r *[3][4]float64, pW *[12]float64, out *[1]float64)
 //	  for i1 in 0..3:
 //	    _objective.1.grad[i0, i1] += objective.grad[0] * r[i0, i1]
 //
-//	# backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < v1), g, 0); g1 is w.grad
+//	# backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < t), g, 0); g1 is w.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..3:
-//	    w.grad[i0, i1] += where(0 < w[i0, i1], _objective.1.grad[i0, i1], 0)
+//	    w.grad[i0, i1] += where(0 < _objective.1[i0, i1], _objective.1.grad[i0, i1], 0)
 func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss *[1]float64) {
 	var objective_1 [3][4]float64
 	var objective_1_grad [3][4]float64
@@ -41122,14 +40865,14 @@ func ocannlReluBackward(r *[3][4]float64, pW *[12]float64, gW *[12]float64, loss
 		}
 	}
 
-	// backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < v1), g, 0); g1 is w.grad
+	// backprop of op 0 (_objective.1 = pointwise relu of w): g1 =+ where((0 < t), g, 0); g1 is w.grad
 	for i0 := range 3 {
-		pWRow2 := (*[4]float64)(pW[4*i0 : 4*i0+4])
+		objective_1Row3 := &objective_1[i0]
 		objective_1_gradRow2 := &objective_1_grad[i0]
 		gWRow := (*[4]float64)(gW[4*i0 : 4*i0+4])
 		for i1 := range 4 {
 			var r3 float64
-			if 0 < pWRow2[i1] {
+			if 0 < objective_1Row3[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)

@@ -1945,11 +1945,9 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	fill objective.net.w.grad with 0
 //	fill objective.net.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill objective.cross_entropy#1/picked.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -1963,13 +1961,11 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	# backprop of op 10 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 9 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-//	for i0 in 0..5:
-//	  objective.cross_entropy#1/picked.grad[i0] += _objective.1.grad[0]
+//	# backprop of op 9 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad (the copy elided: objective.cross_entropy#1/picked.grad reads _objective.1.grad)
 //
 //	# backprop of op 8 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..5:
-//	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += objective.cross_entropy#1/picked.grad[i0]
+//	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += _objective.1.grad[0]
 //
 //	# backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -1982,15 +1978,12 @@ func ocannlCEObjectiveLoss(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]fl
 //	for i0 in 0..5:
 //	  _objective.cross_entropy#1/logp.2.grad[i0, 0] += _objective.cross_entropy#1/logp.3.grad[i0, 0] / _objective.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 5 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..2:
-//	    _objective.cross_entropy#1/logp.1.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 3 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -2037,11 +2030,9 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var objective_cross_entropy_1_m_grad [6][1]float64
-	var objective_cross_entropy_1_logp_1_grad [6][3]float64
 	var objective_cross_entropy_1_logp_2_grad [6][1]float64
 	var objective_cross_entropy_1_logp_3_grad [6][1]float64
 	var objective_cross_entropy_1_logp_grad [6][3]float64
-	var objective_cross_entropy_1_picked_grad [6]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
@@ -2167,15 +2158,9 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 	// backprop of op 10 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] / 6
 
-	// backprop of op 9 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-	objective_1_gradV := objective_1_grad[0]
-	for i0 := range 6 {
-		objective_cross_entropy_1_picked_grad[i0] += objective_1_gradV
-	}
-
 	// backprop of op 8 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 	for i0 := range 6 {
-		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_cross_entropy_1_picked_grad[i0]
+		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_1_grad[0]
 	}
 
 	// backprop of op 7 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
@@ -2194,22 +2179,13 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 		objective_cross_entropy_1_logp_2_grad[i0][0] += objective_cross_entropy_1_logp_3_grad[i0][0] / objective_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 5 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 6 {
-		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
-		objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_1_gradRow[i1] += objective_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 4 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 6 {
-		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
+		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
 		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
+			objective_cross_entropy_1_logp_gradRow2[i1] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -2714,11 +2690,9 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill objective.cross_entropy#1/picked.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -2732,15 +2706,12 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad (the copy elided: objective.cross_entropy#1/picked.grad reads _objective.1.grad)
 //
 //	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += _objective.1.grad[0]
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -2755,17 +2726,13 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	  for i1 in 0..2:
 //	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -2832,11 +2799,9 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	var objective_2 [1]float64
 	var emb_e_grad [4][3][5]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
-	var objective_cross_entropy_1_logp_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [4][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][3][1]float64
 	var objective_cross_entropy_1_logp_grad [4][3][7]float64
-	var objective_cross_entropy_1_picked_grad [4][3]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
@@ -3020,19 +2985,10 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] / 12
 
-	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-	objective_1_gradV := objective_1_grad[0]
-	for i0 := range 4 {
-		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
-		}
-	}
-
 	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 	for i0 := range 4 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_1_grad[0]
 		}
 	}
 
@@ -3066,25 +3022,14 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		}
 	}
 
-	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
-			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 4 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
 			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -4590,11 +4535,9 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill objective.cross_entropy#1/picked.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -4608,15 +4551,12 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad (the copy elided: objective.cross_entropy#1/picked.grad reads _objective.1.grad)
 //
 //	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += _objective.1.grad[0]
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -4631,17 +4571,13 @@ func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmb
 //	  for i1 in 0..2:
 //	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -4708,11 +4644,9 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	var objective_2 [1]float64
 	var emb_e_grad [4][3][5]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
-	var objective_cross_entropy_1_logp_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [4][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [4][3][1]float64
 	var objective_cross_entropy_1_logp_grad [4][3][7]float64
-	var objective_cross_entropy_1_picked_grad [4][3]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
@@ -4896,19 +4830,10 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] / 12
 
-	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-	objective_1_gradV := objective_1_grad[0]
-	for i0 := range 4 {
-		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
-		}
-	}
-
 	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 	for i0 := range 4 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_1_grad[0]
 		}
 	}
 
@@ -4942,25 +4867,14 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 		}
 	}
 
-	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
-			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 4 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
 			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -5561,11 +5475,9 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill objective.cross_entropy#1/picked.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -5579,15 +5491,12 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad (the copy elided: objective.cross_entropy#1/picked.grad reads _objective.1.grad)
 //
 //	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += _objective.1.grad[0]
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -5602,17 +5511,13 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 //	  for i1 in 0..2:
 //	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -5679,11 +5584,9 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	var objective_2 [1]float64
 	var emb_e_grad [2][3][5]float64
 	var objective_cross_entropy_1_m_grad [2][3][1]float64
-	var objective_cross_entropy_1_logp_1_grad [2][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [2][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [2][3][1]float64
 	var objective_cross_entropy_1_logp_grad [2][3][7]float64
-	var objective_cross_entropy_1_picked_grad [2][3]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
@@ -5871,19 +5774,10 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] / 6
 
-	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-	objective_1_gradV := objective_1_grad[0]
-	for i0 := range 2 {
-		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
-		}
-	}
-
 	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_1_grad[0]
 		}
 	}
 
@@ -5917,25 +5811,14 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 		}
 	}
 
-	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
-			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
 			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -6746,11 +6629,9 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill objective.cross_entropy#1/picked.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -6764,15 +6645,12 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad (the copy elided: objective.cross_entropy#1/picked.grad reads _objective.1.grad)
 //
 //	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += _objective.1.grad[0]
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -6787,17 +6665,13 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 //	  for i1 in 0..2:
 //	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
 //
-//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..2:
-//	    for i2 in 0..6:
-//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
-//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//	      objective.cross_entropy#1/logp.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -6864,11 +6738,9 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	var objective_2 [1]float64
 	var emb_e_grad [2][3][5]float64
 	var objective_cross_entropy_1_m_grad [2][3][1]float64
-	var objective_cross_entropy_1_logp_1_grad [2][3][7]float64
 	var objective_cross_entropy_1_logp_2_grad [2][3][1]float64
 	var objective_cross_entropy_1_logp_3_grad [2][3][1]float64
 	var objective_cross_entropy_1_logp_grad [2][3][7]float64
-	var objective_cross_entropy_1_picked_grad [2][3]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
@@ -7056,19 +6928,10 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] / 6
 
-	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-	objective_1_gradV := objective_1_grad[0]
-	for i0 := range 2 {
-		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
-		}
-	}
-
 	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_1_grad[0]
 		}
 	}
 
@@ -7102,25 +6965,14 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 		}
 	}
 
-	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
-			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
-			for i2 := range 7 {
-				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 2 {
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
 			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
 			objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
 			for i2 := range 7 {
-				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+				objective_cross_entropy_1_logp_gradRow2[i2] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i2]
 			}
 		}
 	}
@@ -7639,11 +7491,9 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	fill head.w.grad with 0
 //	fill head.b.grad with 0
 //	fill objective.cross_entropy#1/m.grad with 0
-//	fill _objective.cross_entropy#1/logp.1.grad with 0
 //	fill _objective.cross_entropy#1/logp.2.grad with 0
 //	fill _objective.cross_entropy#1/logp.3.grad with 0
 //	fill objective.cross_entropy#1/logp.grad with 0
-//	fill objective.cross_entropy#1/picked.grad with 0
 //	fill _objective.1.grad with 0
 //	fill _objective.2.grad with 0
 //	fill objective.grad with 0
@@ -7657,13 +7507,11 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 //	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-//	for i0 in 0..4:
-//	  objective.cross_entropy#1/picked.grad[i0] += _objective.1.grad[0]
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad (the copy elided: objective.cross_entropy#1/picked.grad reads _objective.1.grad)
 //
 //	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 //	for i0 in 0..4:
-//	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += objective.cross_entropy#1/picked.grad[i0]
+//	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += _objective.1.grad[0]
 //
 //	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad (the copy elided: objective.cross_entropy#1/z.grad reads objective.cross_entropy#1/logp.grad)
 //
@@ -7676,15 +7524,12 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 //	for i0 in 0..4:
 //	  _objective.cross_entropy#1/logp.2.grad[i0, 0] += _objective.cross_entropy#1/logp.3.grad[i0, 0] / _objective.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-//	for i0 in 0..4:
-//	  for i1 in 0..2:
-//	    _objective.cross_entropy#1/logp.1.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad (the copy elided: _objective.cross_entropy#1/logp.1.grad reads _objective.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 //	for i0 in 0..4:
 //	  for i1 in 0..2:
-//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//	    objective.cross_entropy#1/logp.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0] * _objective.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad (the copy elided: objective.cross_entropy#1/logits.grad reads objective.cross_entropy#1/z.grad)
 //
@@ -7732,11 +7577,9 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 	var objective_cross_entropy_1_m_grad [5][1]float64
-	var objective_cross_entropy_1_logp_1_grad [5][3]float64
 	var objective_cross_entropy_1_logp_2_grad [5][1]float64
 	var objective_cross_entropy_1_logp_3_grad [5][1]float64
 	var objective_cross_entropy_1_logp_grad [5][3]float64
-	var objective_cross_entropy_1_picked_grad [5]float64
 	var objective_1_grad [1]float64
 	var objective_2_grad [1]float64
 	var objective_grad [1]float64
@@ -7878,15 +7721,9 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
 	objective_1_grad[0] += objective_2_grad[0] / 5
 
-	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
-	objective_1_gradV := objective_1_grad[0]
-	for i0 := range 5 {
-		objective_cross_entropy_1_picked_grad[i0] += objective_1_gradV
-	}
-
 	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
 	for i0 := range 5 {
-		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_cross_entropy_1_picked_grad[i0]
+		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_1_grad[0]
 	}
 
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
@@ -7905,22 +7742,13 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 		objective_cross_entropy_1_logp_2_grad[i0][0] += objective_cross_entropy_1_logp_3_grad[i0][0] / objective_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
-	for i0 := range 5 {
-		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
-		objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 3 {
-			objective_cross_entropy_1_logp_1_gradRow[i1] += objective_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
 	for i0 := range 5 {
-		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
+		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
 		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
 		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
 		for i1 := range 3 {
-			objective_cross_entropy_1_logp_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
+			objective_cross_entropy_1_logp_gradRow2[i1] += objective_cross_entropy_1_logp_2_gradV * objective_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -8196,19 +8024,14 @@ func ocannlDropPredict(x *[5][8]float64, pHeadW *[24]float64, pHeadB *[3]float64
 //	        bn/centered[i0, i1, i2, i3] = x[i0, i1, i2, i3] + _bn/centered.1[i3]
 //
 //	# _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _bn/var.1[i0, i1, i2, i3] = bn/centered[i0, i1, i2, i3] * bn/centered[i0, i1, i2, i3]
 //
-//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
 //	fill _bn/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..4:  # reduction
 //	      for i3 in 0..1:  # reduction
-//	        _bn/var.2[i0] += _bn/var.1[i1, i2, i3, i0]
+//	        _bn/var.2[i0] += bn/centered[i1, i2, i3, i0] * bn/centered[i1, i2, i3, i0]
 //
 //	# _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_bn/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -8267,7 +8090,6 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	var bn_mean_2 [1]float64
 	var bn_centered_1 [3]float64
 	var bn_centered [4][5][2][3]float64
-	var bn_var_1 [4][5][2][3]float64
 	var bn_var_2 [3]float64
 	var bn_var_3 [1]float64
 	var bn_var [3]float64
@@ -8327,35 +8149,22 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 		}
 	}
 
-	// _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				bn_centeredRow2 := &bn_centered[i0][i1][i2]
-				bn_var_1Row := &bn_var_1[i0][i1][i2]
-				for i3 := range 3 {
-					bn_var_1Row[i3] = bn_centeredRow2[i3] * bn_centeredRow2[i3]
-				}
-			}
-		}
-	}
-
-	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX512(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX2(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 5 {
-				bn_var_1Row2 := &bn_var_1[i1][i2][0]
-				bn_var_1Row3 := &bn_var_1[i1][i2][1]
+				bn_centeredRow2 := &bn_centered[i1][i2][0]
+				bn_centeredRow3 := &bn_centered[i1][i2][1]
 				for i0 := range 3 {
 					acc2 := bn_var_2[i0]
-					acc2 += bn_var_1Row2[i0]
-					acc2 += bn_var_1Row3[i0]
+					acc2 += bn_centeredRow2[i0] * bn_centeredRow2[i0]
+					acc2 += bn_centeredRow3[i0] * bn_centeredRow3[i0]
 					bn_var_2[i0] = acc2
 				}
 			}
@@ -8413,9 +8222,9 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	// objective = einsum "++" "...|... => 0" of _objective.3
 	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&out[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX512(&out[0], &objective_3[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&out[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX2(&out[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -8536,19 +8345,14 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	        bn/centered[i0, i1, i2, i3] = x[i0, i1, i2, i3] + _bn/centered.1[i3]
 //
 //	# _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _bn/var.1[i0, i1, i2, i3] = bn/centered[i0, i1, i2, i3] * bn/centered[i0, i1, i2, i3]
 //
-//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
 //	fill _bn/var.2 with 0
 //	for i0 in 0..2:
 //	  for i1 in 0..3:  # reduction
 //	    for i2 in 0..4:  # reduction
 //	      for i3 in 0..1:  # reduction
-//	        _bn/var.2[i0] += _bn/var.1[i1, i2, i3, i0]
+//	        _bn/var.2[i0] += bn/centered[i1, i2, i3, i0] * bn/centered[i1, i2, i3, i0]
 //
 //	# _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
 //	_bn/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
@@ -8612,25 +8416,19 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 //	fill _bn/shift.1.grad with 0
 //	fill bn/shift.grad with 0
 //	fill _objective.2.grad with 0
-//	fill _objective.3.grad with 0
 //	fill objective.grad with 0
 //
 //	# objective.grad = 1
 //	objective.grad[0] = 1
 //
-//	# backprop of op 21 (objective = einsum "++" "...|... => 0" of _objective.3): g1 =+ g; g1 is _objective.3.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    for i2 in 0..1:
-//	      for i3 in 0..2:
-//	        _objective.3.grad[i0, i1, i2, i3] += objective.grad[0]
+//	# backprop of op 21 (objective = einsum "++" "...|... => 0" of _objective.3): g1 =+ g; g1 is _objective.3.grad (the copy elided: _objective.3.grad reads objective.grad)
 //
 //	# backprop of op 20 (_objective.3 = pointwise "*." of _objective.2, r): g1 =+ g * v2; g1 is _objective.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
 //	    for i2 in 0..1:
 //	      for i3 in 0..2:
-//	        _objective.2.grad[i0, i1, i2, i3] += _objective.3.grad[i0, i1, i2, i3] * r[i0, i1, i2, i3]
+//	        _objective.2.grad[i0, i1, i2, i3] += objective.grad[0] * r[i0, i1, i2, i3]
 //
 //	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad (the copy elided: _objective.1.grad reads _objective.2.grad)
 //
@@ -8668,7 +8466,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	var bn_mean_2 [1]float64
 	var bn_centered_1 [3]float64
 	var bn_centered [4][5][2][3]float64
-	var bn_var_1 [4][5][2][3]float64
 	var bn_var_2 [3]float64
 	var bn_var_3 [1]float64
 	var bn_var [3]float64
@@ -8683,7 +8480,6 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	var bn_shift_1_grad [3]float64
 	var bn_shift_grad [3]float64
 	var objective_2_grad [4][5][2][3]float64
-	var objective_3_grad [4][5][2][3]float64
 	var objective_grad [1]float64
 
 	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
@@ -8735,35 +8531,22 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 		}
 	}
 
-	// _bn/var.1 = pointwise "*." of bn/centered, bn/centered
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				bn_centeredRow2 := &bn_centered[i0][i1][i2]
-				bn_var_1Row := &bn_var_1[i0][i1][i2]
-				for i3 := range 3 {
-					bn_var_1Row[i3] = bn_centeredRow2[i3] * bn_centeredRow2[i3]
-				}
-			}
-		}
-	}
-
-	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
-	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX512, AVX2.
+	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1, with _bn/var.1 = pointwise "*." of bn/centered, bn/centered fused
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce17AVX512(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX512(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce18AVX2(&bn_var_2[0], &bn_centered[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
 			for i2 := range 5 {
-				bn_var_1Row2 := &bn_var_1[i1][i2][0]
-				bn_var_1Row3 := &bn_var_1[i1][i2][1]
+				bn_centeredRow2 := &bn_centered[i1][i2][0]
+				bn_centeredRow3 := &bn_centered[i1][i2][1]
 				for i0 := range 3 {
 					acc2 := bn_var_2[i0]
-					acc2 += bn_var_1Row2[i0]
-					acc2 += bn_var_1Row3[i0]
+					acc2 += bn_centeredRow2[i0] * bn_centeredRow2[i0]
+					acc2 += bn_centeredRow3[i0] * bn_centeredRow3[i0]
 					bn_var_2[i0] = acc2
 				}
 			}
@@ -8826,9 +8609,9 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// objective = einsum "++" "...|... => 0" of _objective.3
 	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce18AVX512(&loss[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX512(&loss[0], &objective_3[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce18AVX2(&loss[0], &objective_3[0][0][0][0])
+		ocannlReduce19AVX2(&loss[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -8852,28 +8635,15 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// objective.grad = 1
 	objective_grad[0] = 1
 
-	// backprop of op 21 (objective = einsum "++" "...|... => 0" of _objective.3): g1 =+ g; g1 is _objective.3.grad
+	// backprop of op 20 (_objective.3 = pointwise "*." of _objective.2, r): g1 =+ g * v2; g1 is _objective.2.grad
 	objective_gradV := objective_grad[0]
 	for i0 := range 4 {
 		for i1 := range 5 {
 			for i2 := range 2 {
-				objective_3_gradRow := &objective_3_grad[i0][i1][i2]
-				for i3 := range 3 {
-					objective_3_gradRow[i3] += objective_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 20 (_objective.3 = pointwise "*." of _objective.2, r): g1 =+ g * v2; g1 is _objective.2.grad
-	for i0 := range 4 {
-		for i1 := range 5 {
-			for i2 := range 2 {
-				objective_3_gradRow2 := &objective_3_grad[i0][i1][i2]
 				rRow2 := &r[i0][i1][i2]
 				objective_2_gradRow := &objective_2_grad[i0][i1][i2]
 				for i3 := range 3 {
-					objective_2_gradRow[i3] += objective_3_gradRow2[i3] * rRow2[i3]
+					objective_2_gradRow[i3] += objective_gradV * rRow2[i3]
 				}
 			}
 		}
@@ -8904,9 +8674,9 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce19AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
+		ocannlReduce20AVX512(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
+		ocannlReduce20AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {

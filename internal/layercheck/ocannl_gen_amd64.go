@@ -106,15 +106,20 @@ func ocannlReduce16AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce17AVX512(c *float64, x0 *float64)
 
-// ocannlReduce18AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
+// ocannlReduce18AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x0), 40 rows of 3 elements.
 //
 //go:noescape
 func ocannlReduce18AVX512(c *float64, x0 *float64)
 
-// ocannlReduce19AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+// ocannlReduce19AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
 //
 //go:noescape
-func ocannlReduce19AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce19AVX512(c *float64, x0 *float64)
+
+// ocannlReduce20AVX512 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce20AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 18 elements: c = exp(x0).
 //
@@ -226,12 +231,17 @@ func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce17AVX2(c *float64, x0 *float64)
 
-// ocannlReduce18AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
+// ocannlReduce18AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x0), 40 rows of 3 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float64, x0 *float64)
 
-// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+// ocannlReduce19AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
 //
 //go:noescape
-func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce19AVX2(c *float64, x0 *float64)
+
+// ocannlReduce20AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)

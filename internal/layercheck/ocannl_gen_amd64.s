@@ -639,6 +639,30 @@ TEXT ·ocannlReduce18AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	MOVL         $0x00000007, DX
+	KMOVW        DX, K1
+	VMOVUPD.Z    (AX), K1, Z1
+	MOVQ         $0x00000028, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z2
+	VMOVUPD.Z (CX), K1, Z3
+	VMULPD    Z3, Z2, Z2
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z4, Z1, Z1
+	ADDQ      $+24, CX
+	DECQ      DX
+	JNZ       row1
+	VMOVUPD   Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VMOVUPS      (CX), Z0
 	VMOVUPS      64(CX), Z1
 	VMOVUPS      128(CX), Z2
@@ -680,9 +704,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce20AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce19AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1996,6 +2020,29 @@ TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000028, DX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VMASKMOVPD (CX), Y1, Y4
+	VMULPD     Y4, Y3, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+24, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce19AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
 	VMOVUPS      32(CX), Y1
 	VMOVUPS      64(CX), Y2
@@ -2033,9 +2080,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

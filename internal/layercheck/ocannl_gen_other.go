@@ -120,8 +120,13 @@ func ocannlReduce18AVX512(c, x0 *float64) {
 }
 
 // ocannlReduce19AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX512(c, x0, x1 *float64) {
+func ocannlReduce19AVX512(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce19AVX512 called without assembly")
+}
+
+// ocannlReduce20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce20AVX512 called without assembly")
 }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
@@ -212,6 +217,11 @@ func ocannlReduce18AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX2(c, x0, x1 *float64) {
+func ocannlReduce19AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
+}
+
+// ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }

@@ -1233,14 +1233,11 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -1250,14 +1247,11 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _d.1 = compose "*" of net.w3, net/a2
 //	fill _d.1 with 0
@@ -1336,10 +1330,10 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	  for i1 in 0..3:
 //	    net/a2.grad[i0, i1] += net.w3[0, i1] * _d.1.grad[i0, 0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -1360,10 +1354,10 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	    for i2 in 0..3:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -1379,10 +1373,8 @@ func ocannlAdamNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]floa
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float32, pNetB1 *[4]float32, pNetW2 *[16]float32, pNetB2 *[4]float32, pNetW3 *[4]float32, pNetB3 *[1]float32, gNetW1 *[12]float32, gNetB1 *[4]float32, gNetW2 *[16]float32, gNetB2 *[4]float32, gNetW3 *[4]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [2][4]float32
-	var net_a1_2 [2][4]float32
 	var net_a1 [2][4]float32
 	var net_a2_1 [2][4]float32
-	var net_a2_2 [2][4]float32
 	var net_a2 [2][4]float32
 	var d_1 [2][1]float32
 	var d_2 [2][1]float32
@@ -1412,21 +1404,12 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 4 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 4 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -1448,21 +1431,12 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 4 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 4 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -1572,14 +1546,14 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row5 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 4 {
 			var r3 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row5[i1] {
 				r3 = 1
 			}
 			r4 := float32(0)
@@ -1635,14 +1609,14 @@ func ocannlAdamNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r5 = 1
 			}
 			r6 := float32(0)
@@ -1908,14 +1882,11 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -1925,14 +1896,11 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _d.1 = compose "*" of net.w3, net/a2
 //	fill _d.1 with 0
@@ -2011,10 +1979,10 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	  for i1 in 0..3:
 //	    net/a2.grad[i0, i1] += net.w3[0, i1] * _d.1.grad[i0, 0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -2035,10 +2003,10 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	    for i2 in 0..3:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -2054,10 +2022,8 @@ func ocannlAdamWNetTrainLoss(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]flo
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[4]float64, pNetB3 *[1]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[4]float64, gNetB3 *[1]float64, loss *[1]float64) {
 	var net_a1_1 [2][4]float64
-	var net_a1_2 [2][4]float64
 	var net_a1 [2][4]float64
 	var net_a2_1 [2][4]float64
-	var net_a2_2 [2][4]float64
 	var net_a2 [2][4]float64
 	var d_1 [2][1]float64
 	var d_2 [2][1]float64
@@ -2087,21 +2053,12 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 4 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 4 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -2123,21 +2080,12 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 4 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 4 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -2247,14 +2195,14 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row5 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 4 {
 			var r3 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row5[i1] {
 				r3 = 1
 			}
 			r4 := float64(0)
@@ -2310,14 +2258,14 @@ func ocannlAdamWNetBackward(x *[2][3]float64, y *[2][1]float64, pNetW1 *[12]floa
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 4 {
 			var r5 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r5 = 1
 			}
 			r6 := float64(0)
@@ -2583,14 +2531,11 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -2600,14 +2545,11 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..3:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _d.1 = compose "*" of net.w3, net/a2
 //	fill _d.1 with 0
@@ -2686,10 +2628,10 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	  for i1 in 0..3:
 //	    net/a2.grad[i0, i1] += net.w3[0, i1] * _d.1.grad[i0, 0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -2710,10 +2652,10 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	    for i2 in 0..3:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -2729,10 +2671,8 @@ func ocannlSGDNetTrainLoss(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float32, pNetB1 *[4]float32, pNetW2 *[16]float32, pNetB2 *[4]float32, pNetW3 *[4]float32, pNetB3 *[1]float32, gNetW1 *[12]float32, gNetB1 *[4]float32, gNetW2 *[16]float32, gNetB2 *[4]float32, gNetW3 *[4]float32, gNetB3 *[1]float32, loss *[1]float32) {
 	var net_a1_1 [2][4]float32
-	var net_a1_2 [2][4]float32
 	var net_a1 [2][4]float32
 	var net_a2_1 [2][4]float32
-	var net_a2_2 [2][4]float32
 	var net_a2 [2][4]float32
 	var d_1 [2][1]float32
 	var d_2 [2][1]float32
@@ -2762,21 +2702,12 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 4 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 4 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -2798,21 +2729,12 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 4 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 4 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -2922,14 +2844,14 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row5 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 4 {
 			var r3 float32
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row5[i1] {
 				r3 = 1
 			}
 			r4 := float32(0)
@@ -2985,14 +2907,14 @@ func ocannlSGDNetBackward(x *[2][3]float32, y *[2][1]float32, pNetW1 *[12]float3
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 4 {
 			var r5 float32
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r5 = 1
 			}
 			r6 := float32(0)

@@ -2845,9 +2845,9 @@ func ocannlRows8TrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float6
 //	  for i1 in 0..4:
 //	    net/a2.grad[0, i1] += net.w3[i0, i1] * _train.cross_entropy#1/logits.1.grad[0, i0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..4:
-//	  _net/a2.2.grad[0, i0] += where(0 < _net/a2.2[0, i0], net/a2.grad[0, i0], 0)
+//	  _net/a2.2.grad[0, i0] += where(0 < net/a2[0, i0], net/a2.grad[0, i0], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..4:
@@ -2867,9 +2867,9 @@ func ocannlRows8TrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float6
 //	  for i1 in 0..5:
 //	    net/a1.grad[0, i1] += net.w2[i0, i1] * _net/a2.1.grad[0, i0]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
-//	  _net/a1.2.grad[0, i0] += where(0 < _net/a1.2[0, i0], net/a1.grad[0, i0], 0)
+//	  _net/a1.2.grad[0, i0] += where(0 < net/a1[0, i0], net/a1.grad[0, i0], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..5:
@@ -3227,13 +3227,13 @@ func ocannlRows8Backward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64
 		net_a2_gradRow[i1] = acc10
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	net_a2_2Row3 := &net_a2_2[0]
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+	net_a2Row4 := &net_a2[0]
 	net_a2_gradRow2 := &net_a2_grad[0]
 	net_a2_2_gradRow := &net_a2_2_grad[0]
 	for i0 := range 5 {
 		var r7 float64
-		if 0 < net_a2_2Row3[i0] {
+		if 0 < net_a2Row4[i0] {
 			r7 = 1
 		}
 		r8 := float64(0)
@@ -3289,13 +3289,13 @@ func ocannlRows8Backward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64
 		net_a1_gradRow[i1] = acc11
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	net_a1_2Row3 := &net_a1_2[0]
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+	net_a1Row4 := &net_a1[0]
 	net_a1_gradRow2 := &net_a1_grad[0]
 	net_a1_2_gradRow := &net_a1_2_grad[0]
 	for i0 := range 6 {
 		var r9 float64
-		if 0 < net_a1_2Row3[i0] {
+		if 0 < net_a1Row4[i0] {
 			r9 = 1
 		}
 		r10 := float64(0)
@@ -3723,14 +3723,11 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -3740,14 +3737,11 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -3818,11 +3812,9 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -3836,15 +3828,12 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -3857,15 +3846,12 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -3906,10 +3892,10 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -3930,10 +3916,10 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -3949,10 +3935,8 @@ func ocannlRows8TrainLoss_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [8][6]float64
-	var net_a1_2 [8][6]float64
 	var net_a1 [8][6]float64
 	var net_a2_1 [8][5]float64
-	var net_a2_2 [8][5]float64
 	var net_a2 [8][5]float64
 	var train_cross_entropy_1_logits_1 [8][2]float64
 	var train_cross_entropy_1_logits [8][2]float64
@@ -3969,11 +3953,9 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
 	var train_cross_entropy_1_logp_grad [8][2]float64
-	var train_1_grad [8][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -3997,21 +3979,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 8 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 8 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -4044,21 +4017,12 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 8 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 8 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -4196,22 +4160,13 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -4231,22 +4186,13 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -4360,14 +4306,14 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 8 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -4450,14 +4396,14 @@ func ocannlRows8Backward_rows8(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 8 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -4872,14 +4818,11 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..3:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -4889,14 +4832,11 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..3:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -4967,11 +4907,9 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -4985,15 +4923,12 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -5006,15 +4941,12 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	for i0 in 0..3:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..3:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -5055,10 +4987,10 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -5079,10 +5011,10 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -5098,10 +5030,8 @@ func ocannlRows8TrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [4][6]float64
-	var net_a1_2 [4][6]float64
 	var net_a1 [4][6]float64
 	var net_a2_1 [4][5]float64
-	var net_a2_2 [4][5]float64
 	var net_a2 [4][5]float64
 	var train_cross_entropy_1_logits_1 [4][2]float64
 	var train_cross_entropy_1_logits [4][2]float64
@@ -5118,11 +5048,9 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	var net_a2_2_grad [4][5]float64
 	var net_a2_grad [4][5]float64
 	var train_cross_entropy_1_m_grad [4][1]float64
-	var train_cross_entropy_1_logp_1_grad [4][2]float64
 	var train_cross_entropy_1_logp_2_grad [4][1]float64
 	var train_cross_entropy_1_logp_3_grad [4][1]float64
 	var train_cross_entropy_1_logp_grad [4][2]float64
-	var train_1_grad [4][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -5146,21 +5074,12 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 4 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 4 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -5182,21 +5101,12 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 4 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 4 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -5318,22 +5228,13 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 4
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 4 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 4 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -5353,22 +5254,13 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 4 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 4 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -5469,14 +5361,14 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 4 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -5539,14 +5431,14 @@ func ocannlRows8Backward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 4 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -5952,14 +5844,11 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..1:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -5969,14 +5858,11 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..1:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -6047,11 +5933,9 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -6065,15 +5949,12 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -6086,15 +5967,12 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	for i0 in 0..1:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..1:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -6135,10 +6013,10 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -6159,10 +6037,10 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -6178,10 +6056,8 @@ func ocannlRows8TrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [2][6]float64
-	var net_a1_2 [2][6]float64
 	var net_a1 [2][6]float64
 	var net_a2_1 [2][5]float64
-	var net_a2_2 [2][5]float64
 	var net_a2 [2][5]float64
 	var train_cross_entropy_1_logits_1 [2][2]float64
 	var train_cross_entropy_1_logits [2][2]float64
@@ -6198,11 +6074,9 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	var net_a2_2_grad [2][5]float64
 	var net_a2_grad [2][5]float64
 	var train_cross_entropy_1_m_grad [2][1]float64
-	var train_cross_entropy_1_logp_1_grad [2][2]float64
 	var train_cross_entropy_1_logp_2_grad [2][1]float64
 	var train_cross_entropy_1_logp_3_grad [2][1]float64
 	var train_cross_entropy_1_logp_grad [2][2]float64
-	var train_1_grad [2][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -6226,21 +6100,12 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 2 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 2 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -6262,21 +6127,12 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 2 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 2 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -6398,22 +6254,13 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 2
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 2 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 2 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -6433,22 +6280,13 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 2 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 2 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -6545,14 +6383,14 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -6611,14 +6449,14 @@ func ocannlRows8Backward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]f
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -7663,14 +7501,11 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..5:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..5:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -7680,14 +7515,11 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..4:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..4:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -7758,11 +7590,9 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -7776,15 +7606,12 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -7797,15 +7624,12 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..1:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..1:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -7846,10 +7670,10 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	    for i2 in 0..4:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..4:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -7870,10 +7694,10 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	    for i2 in 0..5:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..5:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -7889,10 +7713,8 @@ func ocannlFixed8TrainLoss(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [8][6]float64
-	var net_a1_2 [8][6]float64
 	var net_a1 [8][6]float64
 	var net_a2_1 [8][5]float64
-	var net_a2_2 [8][5]float64
 	var net_a2 [8][5]float64
 	var train_cross_entropy_1_logits_1 [8][2]float64
 	var train_cross_entropy_1_logits [8][2]float64
@@ -7909,11 +7731,9 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	var net_a2_2_grad [8][5]float64
 	var net_a2_grad [8][5]float64
 	var train_cross_entropy_1_m_grad [8][1]float64
-	var train_cross_entropy_1_logp_1_grad [8][2]float64
 	var train_cross_entropy_1_logp_2_grad [8][1]float64
 	var train_cross_entropy_1_logp_3_grad [8][1]float64
 	var train_cross_entropy_1_logp_grad [8][2]float64
-	var train_1_grad [8][2]float64
 	var train_2_grad [1]float64
 	var train_3_grad [1]float64
 	var train_grad [1]float64
@@ -7937,21 +7757,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 8 {
 		net_a1_1Row := &net_a1_1[i0]
-		net_a1_2Row := &net_a1_2[i0]
-		for i1 := range 6 {
-			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 8 {
-		net_a1_2Row2 := &net_a1_2[i0]
 		net_a1Row := &net_a1[i0]
 		for i1 := range 6 {
-			r := net_a1_2Row2[i1]
+			r := net_a1_1Row[i1] + pNetB1[i1]
 			if !(r > 0) {
 				r = 0
 			}
@@ -7984,21 +7795,12 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 8 {
 		net_a2_1Row := &net_a2_1[i0]
-		net_a2_2Row := &net_a2_2[i0]
-		for i1 := range 5 {
-			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 8 {
-		net_a2_2Row2 := &net_a2_2[i0]
 		net_a2Row := &net_a2[i0]
 		for i1 := range 5 {
-			r2 := net_a2_2Row2[i1]
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
 			if !(r2 > 0) {
 				r2 = 0
 			}
@@ -8136,22 +7938,13 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 2 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -8171,22 +7964,13 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 2 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 2 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -8300,14 +8084,14 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 8 {
-		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2Row4 := &net_a2[i0]
 		net_a2_gradRow2 := &net_a2_grad[i0]
 		net_a2_2_gradRow := &net_a2_2_grad[i0]
 		for i1 := range 5 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -8390,14 +8174,14 @@ func ocannlFixed8Backward(x *[8][3]float64, y *[8][2]float64, pNetW1 *[18]float6
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 8 {
-		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1Row4 := &net_a1[i0]
 		net_a1_gradRow2 := &net_a1_grad[i0]
 		net_a1_2_gradRow := &net_a1_2_grad[i0]
 		for i1 := range 6 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -8972,9 +8756,9 @@ func ocannlRow1TrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64
 //	  for i1 in 0..4:
 //	    net/a2.grad[0, i1] += net.w3[i0, i1] * _train.cross_entropy#1/logits.1.grad[0, i0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..4:
-//	  _net/a2.2.grad[0, i0] += where(0 < _net/a2.2[0, i0], net/a2.grad[0, i0], 0)
+//	  _net/a2.2.grad[0, i0] += where(0 < net/a2[0, i0], net/a2.grad[0, i0], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..4:
@@ -8994,9 +8778,9 @@ func ocannlRow1TrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64
 //	  for i1 in 0..5:
 //	    net/a1.grad[0, i1] += net.w2[i0, i1] * _net/a2.1.grad[0, i0]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
-//	  _net/a1.2.grad[0, i0] += where(0 < _net/a1.2[0, i0], net/a1.grad[0, i0], 0)
+//	  _net/a1.2.grad[0, i0] += where(0 < net/a1[0, i0], net/a1.grad[0, i0], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..5:
@@ -9354,13 +9138,13 @@ func ocannlRow1Backward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64,
 		net_a2_gradRow[i1] = acc10
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	net_a2_2Row3 := &net_a2_2[0]
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+	net_a2Row4 := &net_a2[0]
 	net_a2_gradRow2 := &net_a2_grad[0]
 	net_a2_2_gradRow := &net_a2_2_grad[0]
 	for i0 := range 5 {
 		var r7 float64
-		if 0 < net_a2_2Row3[i0] {
+		if 0 < net_a2Row4[i0] {
 			r7 = 1
 		}
 		r8 := float64(0)
@@ -9416,13 +9200,13 @@ func ocannlRow1Backward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float64,
 		net_a1_gradRow[i1] = acc11
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	net_a1_2Row3 := &net_a1_2[0]
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+	net_a1Row4 := &net_a1[0]
 	net_a1_gradRow2 := &net_a1_grad[0]
 	net_a1_2_gradRow := &net_a1_2_grad[0]
 	for i0 := range 6 {
 		var r9 float64
-		if 0 < net_a1_2Row3[i0] {
+		if 0 < net_a1Row4[i0] {
 			r9 = 1
 		}
 		r10 := float64(0)
@@ -10189,10 +9973,10 @@ func ocannlSeq100TrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12
 //	    for i2 in 0..3:
 //	      net/a2.grad[0, i0, i2] += net.w3[i1, i2] * _train.log_softmax#1/x.1.grad[0, i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a2.2.grad[0, i0, i1] += where(0 < _net/a2.2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
+//	    _net/a2.2.grad[0, i0, i1] += where(0 < net/a2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..1:
@@ -10216,10 +10000,10 @@ func ocannlSeq100TrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12
 //	    for i2 in 0..3:
 //	      net/a1.grad[0, i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[0, i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a1.2.grad[0, i0, i1] += where(0 < _net/a1.2[0, i0, i1], net/a1.grad[0, i0, i1], 0)
+//	    _net/a1.2.grad[0, i0, i1] += where(0 < net/a1[0, i0, i1], net/a1.grad[0, i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..1:
@@ -10644,14 +10428,14 @@ func ocannlSeq100Backward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12]
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[0][i0]
+		net_a2Row4 := &net_a2[0][i0]
 		net_a2_gradRow2 := &net_a2_grad[0][i0]
 		net_a2_2_gradRow := &net_a2_2_grad[0][i0]
 		for i1 := range 4 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -10716,14 +10500,14 @@ func ocannlSeq100Backward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12]
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[0][i0]
+		net_a1Row4 := &net_a1[0][i0]
 		net_a1_gradRow2 := &net_a1_grad[0][i0]
 		net_a1_2_gradRow := &net_a1_2_grad[0][i0]
 		for i1 := range 4 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -10885,17 +10669,13 @@ func ocannlSeq100Backward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12]
 //	      _train.4[i0, i1, i2] = train.log_softmax#1/z[i0, i1, i2] - _train.3[i0, i1, 0]
 //
 //	# _train.5 = pointwise "*." of y, _train.4
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5[i0, i1, i2] = y[i0, i1, i2] * _train.4[i0, i1, i2]
 //
-//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5, with _train.5 = pointwise "*." of y, _train.4 fused
 //	fill _train.6 with 0
 //	for i0 in 0..99:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
-//	      _train.6[0] += _train.5[i0, i1, i2]
+//	      _train.6[0] += y[i0, i1, i2] * _train.4[i0, i1, i2]
 //
 //	# train = pointwise neg of _train.6
 //	train[0] = neg(_train.6[0])
@@ -10912,7 +10692,6 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 	var train_2 [100][2][1]float64
 	var train_3 [100][2][1]float64
 	var train_4 [100][2][2]float64
-	var train_5 [100][2][2]float64
 	var train_6 [1]float64
 
 	// _net/a1.1 = compose "*" of net.w1, x
@@ -11120,39 +10899,21 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 		}
 	}
 
-	// _train.5 = pointwise "*." of y, _train.4
-	// float64 pointwise kernel over 400 elements (c = mul(x0,x1)): AVX512, AVX2.
+	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5, with _train.5 = pointwise "*." of y, _train.4 fused
+	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&train_5[0][0][0], &y[0][0][0], &train_4[0][0][0])
+		ocannlReduce8AVX512(&train_6[0], &y[0][0][0], &train_4[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&train_5[0][0][0], &y[0][0][0], &train_4[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				yRow := &y[i0][i1]
-				train_4Row2 := &train_4[i0][i1]
-				train_5Row := &train_5[i0][i1]
-				for i2 := range 2 {
-					train_5Row[i2] = yRow[i2] * train_4Row2[i2]
-				}
-			}
-		}
-	}
-
-	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce8AVX512(&train_6[0], &train_5[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&train_6[0], &train_5[0][0][0])
+		ocannlReduce8AVX2(&train_6[0], &y[0][0][0], &train_4[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float64(0)
 		for i0 := range 100 {
 			for i1 := range 2 {
-				train_5Row2 := &train_5[i0][i1]
+				yRow := &y[i0][i1]
+				train_4Row2 := &train_4[i0][i1]
 				for i2 := range 2 {
-					acc6 += train_5Row2[i2]
+					acc6 += yRow[i2] * train_4Row2[i2]
 				}
 			}
 		}
@@ -11234,16 +10995,12 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -11254,16 +11011,12 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -11317,17 +11070,13 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	      _train.4[i0, i1, i2] = train.log_softmax#1/z[i0, i1, i2] - _train.3[i0, i1, 0]
 //
 //	# _train.5 = pointwise "*." of y, _train.4
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5[i0, i1, i2] = y[i0, i1, i2] * _train.4[i0, i1, i2]
 //
-//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5, with _train.5 = pointwise "*." of y, _train.4 fused
 //	fill _train.6 with 0
 //	for i0 in 0..99:  # reduction
 //	  for i1 in 0..1:  # reduction
 //	    for i2 in 0..1:  # reduction
-//	      _train.6[0] += _train.5[i0, i1, i2]
+//	      _train.6[0] += y[i0, i1, i2] * _train.4[i0, i1, i2]
 //
 //	# train = pointwise neg of _train.6
 //	train[0] = neg(_train.6[0])
@@ -11344,11 +11093,9 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -11358,17 +11105,13 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -11383,17 +11126,13 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..99:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -11440,11 +11179,11 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	      for i3 in 0..3:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -11468,11 +11207,11 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	      for i3 in 0..3:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..99:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -11490,10 +11229,8 @@ func ocannlSeq100TrainLoss_rows100(x *[100][2][3]float64, y *[100][2][2]float64,
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [100][2][4]float64
-	var net_a1_2 [100][2][4]float64
 	var net_a1 [100][2][4]float64
 	var net_a2_1 [100][2][4]float64
-	var net_a2_2 [100][2][4]float64
 	var net_a2 [100][2][4]float64
 	var train_log_softmax_1_x_1 [100][2][2]float64
 	var train_log_softmax_1_x [100][2][2]float64
@@ -11503,18 +11240,15 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	var train_2 [100][2][1]float64
 	var train_3 [100][2][1]float64
 	var train_4 [100][2][2]float64
-	var train_5 [100][2][2]float64
 	var train_6 [1]float64
 	var net_a1_2_grad [100][2][4]float64
 	var net_a1_grad [100][2][4]float64
 	var net_a2_2_grad [100][2][4]float64
 	var net_a2_grad [100][2][4]float64
 	var train_log_softmax_1_m_grad [100][2][1]float64
-	var train_1_grad [100][2][2]float64
 	var train_2_grad [100][2][1]float64
 	var train_3_grad [100][2][1]float64
 	var train_4_grad [100][2][2]float64
-	var train_5_grad [100][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -11539,37 +11273,19 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float64 pointwise kernel over 200 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float64 pointwise kernel over 200 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap1AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap1AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a1_1Row := &net_a1_1[i0][i1]
-				net_a1_2Row := &net_a1_2[i0][i1]
-				for i2 := range 4 {
-					net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-				}
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float64 pointwise kernel over 800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_2[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				net_a1_2Row2 := &net_a1_2[i0][i1]
 				net_a1Row := &net_a1[i0][i1]
 				for i2 := range 4 {
-					r := net_a1_2Row2[i2]
+					r := net_a1_1Row[i2] + pNetB1[i2]
 					if !(r > 0) {
 						r = 0
 					}
@@ -11606,37 +11322,19 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float64 pointwise kernel over 200 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float64 pointwise kernel over 200 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap5AVX512(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap1AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap5AVX2(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap1AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
 				net_a2_1Row := &net_a2_1[i0][i1]
-				net_a2_2Row := &net_a2_2[i0][i1]
-				for i2 := range 4 {
-					net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-				}
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float64 pointwise kernel over 800 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_2[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				net_a2_2Row2 := &net_a2_2[i0][i1]
 				net_a2Row := &net_a2[i0][i1]
 				for i2 := range 4 {
-					r2 := net_a2_2Row2[i2]
+					r2 := net_a2_1Row[i2] + pNetB2[i2]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -11764,39 +11462,21 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// _train.5 = pointwise "*." of y, _train.4
-	// float64 pointwise kernel over 400 elements (c = mul(x0,x1)): AVX512, AVX2.
+	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5, with _train.5 = pointwise "*." of y, _train.4 fused
+	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap4AVX512(&train_5[0][0][0], &y[0][0][0], &train_4[0][0][0])
+		ocannlReduce8AVX512(&train_6[0], &y[0][0][0], &train_4[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap4AVX2(&train_5[0][0][0], &y[0][0][0], &train_4[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				yRow := &y[i0][i1]
-				train_4Row2 := &train_4[i0][i1]
-				train_5Row := &train_5[i0][i1]
-				for i2 := range 2 {
-					train_5Row[i2] = yRow[i2] * train_4Row2[i2]
-				}
-			}
-		}
-	}
-
-	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
-	// float64 along-rows add reduction kernel, 1 rows of 400 elements into 1 cells (c = 0 add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce8AVX512(&train_6[0], &train_5[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlReduce8AVX2(&train_6[0], &train_5[0][0][0])
+		ocannlReduce8AVX2(&train_6[0], &y[0][0][0], &train_4[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float64(0)
 		for i0 := range 100 {
 			for i1 := range 2 {
-				train_5Row2 := &train_5[i0][i1]
+				yRow := &y[i0][i1]
+				train_4Row2 := &train_4[i0][i1]
 				for i2 := range 2 {
-					acc6 += train_5Row2[i2]
+					acc6 += yRow[i2] * train_4Row2[i2]
 				}
 			}
 		}
@@ -11817,38 +11497,20 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap7AVX512(&train_5_grad[0][0][0], &train_6_grad[0])
+		ocannlMap4AVX512(&train_4_grad[0][0][0], &y[0][0][0], &train_6_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap7AVX2(&train_5_grad[0][0][0], &train_6_grad[0])
+		ocannlMap4AVX2(&train_4_grad[0][0][0], &y[0][0][0], &train_6_grad[0])
 	} else {
 		train_6_gradV := train_6_grad[0]
 		for i0 := range 100 {
 			for i1 := range 2 {
-				train_5_gradRow := &train_5_grad[i0][i1]
-				for i2 := range 2 {
-					train_5_gradRow[i2] += train_6_gradV
-				}
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap8AVX512(&train_4_grad[0][0][0], &y[0][0][0], &train_5_grad[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap8AVX2(&train_4_grad[0][0][0], &y[0][0][0], &train_5_grad[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
 				yRow2 := &y[i0][i1]
-				train_5_gradRow2 := &train_5_grad[i0][i1]
 				train_4_gradRow := &train_4_grad[i0][i1]
 				for i2 := range 2 {
-					train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+					train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 				}
 			}
 		}
@@ -11877,32 +11539,14 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 100 {
 		for i1 := range 2 {
 			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
+			train_1Row3 := &train_1[i0][i1]
+			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
-	// float64 pointwise kernel over 400 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap9AVX512(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap9AVX2(&train_4_grad[0][0][0], &train_1_grad[0][0][0], &train_1[0][0][0])
-	} else {
-		for i0 := range 100 {
-			for i1 := range 2 {
-				train_1_gradRow2 := &train_1_grad[i0][i1]
-				train_1Row3 := &train_1[i0][i1]
-				train_4_gradRow3 := &train_4_grad[i0][i1]
-				for i2 := range 2 {
-					train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
-				}
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -12036,21 +11680,21 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap5AVX512(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap5AVX2(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
-				net_a2_2Row3 := &net_a2_2[i0][i1]
+				net_a2Row4 := &net_a2[i0][i1]
 				net_a2_gradRow2 := &net_a2_grad[i0][i1]
 				net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 				for i2 := range 4 {
 					var r7 float64
-					if 0 < net_a2_2Row3[i2] {
+					if 0 < net_a2Row4[i2] {
 						r7 = 1
 					}
 					r8 := float64(0)
@@ -12136,21 +11780,21 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap10AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap5AVX512(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap10AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap5AVX2(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
 			for i1 := range 2 {
-				net_a1_2Row3 := &net_a1_2[i0][i1]
+				net_a1Row4 := &net_a1[i0][i1]
 				net_a1_gradRow2 := &net_a1_grad[i0][i1]
 				net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 				for i2 := range 4 {
 					var r9 float64
-					if 0 < net_a1_2Row3[i2] {
+					if 0 < net_a1Row4[i2] {
 						r9 = 1
 					}
 					r10 := float64(0)
@@ -12366,9 +12010,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12415,9 +12059,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12500,7 +12144,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap7AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -12529,7 +12173,7 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap8AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -12648,16 +12292,12 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -12668,16 +12308,12 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -12754,11 +12390,9 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -12768,17 +12402,13 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -12793,17 +12423,13 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..49:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -12850,11 +12476,11 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	      for i3 in 0..3:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -12878,11 +12504,11 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	      for i3 in 0..3:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..49:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -12900,10 +12526,8 @@ func ocannlSeq100TrainLoss_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pN
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [50][2][4]float64
-	var net_a1_2 [50][2][4]float64
 	var net_a1 [50][2][4]float64
 	var net_a2_1 [50][2][4]float64
-	var net_a2_2 [50][2][4]float64
 	var net_a2 [50][2][4]float64
 	var train_log_softmax_1_x_1 [50][2][2]float64
 	var train_log_softmax_1_x [50][2][2]float64
@@ -12919,11 +12543,9 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	var net_a2_2_grad [50][2][4]float64
 	var net_a2_grad [50][2][4]float64
 	var train_log_softmax_1_m_grad [50][2][1]float64
-	var train_1_grad [50][2][2]float64
 	var train_2_grad [50][2][1]float64
 	var train_3_grad [50][2][1]float64
 	var train_4_grad [50][2][2]float64
-	var train_5_grad [50][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -12948,37 +12570,19 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float64 pointwise kernel over 100 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_a1_2[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a1_1Row := &net_a1_1[i0][i1]
-				net_a1_2Row := &net_a1_2[i0][i1]
-				for i2 := range 4 {
-					net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-				}
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float64 pointwise kernel over 400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_a1[0][0][0], &net_a1_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_a1[0][0][0], &net_a1_2[0][0][0])
-	} else {
-		for i0 := range 50 {
-			for i1 := range 2 {
-				net_a1_2Row2 := &net_a1_2[i0][i1]
 				net_a1Row := &net_a1[i0][i1]
 				for i2 := range 4 {
-					r := net_a1_2Row2[i2]
+					r := net_a1_1Row[i2] + pNetB1[i2]
 					if !(r > 0) {
 						r = 0
 					}
@@ -13015,37 +12619,19 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float64 pointwise kernel over 100 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap14AVX512(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap14AVX2(&net_a2_2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
 				net_a2_1Row := &net_a2_1[i0][i1]
-				net_a2_2Row := &net_a2_2[i0][i1]
-				for i2 := range 4 {
-					net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-				}
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float64 pointwise kernel over 400 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap15AVX512(&net_a2[0][0][0], &net_a2_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&net_a2[0][0][0], &net_a2_2[0][0][0])
-	} else {
-		for i0 := range 50 {
-			for i1 := range 2 {
-				net_a2_2Row2 := &net_a2_2[i0][i1]
 				net_a2Row := &net_a2[i0][i1]
 				for i2 := range 4 {
-					r2 := net_a2_2Row2[i2]
+					r2 := net_a2_1Row[i2] + pNetB2[i2]
 					if !(r2 > 0) {
 						r2 = 0
 					}
@@ -13121,7 +12707,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 200 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap7AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -13150,7 +12736,7 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 100 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap8AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 50 {
 			train_2Row := &train_2[i0]
@@ -13208,25 +12794,14 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -13254,25 +12829,14 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 50 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 50 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -13406,21 +12970,21 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap9AVX512(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+		ocannlMap9AVX2(&net_a2_2_grad[0][0][0], &net_a2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
-				net_a2_2Row3 := &net_a2_2[i0][i1]
+				net_a2Row4 := &net_a2[i0][i1]
 				net_a2_gradRow2 := &net_a2_grad[i0][i1]
 				net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 				for i2 := range 4 {
 					var r7 float64
-					if 0 < net_a2_2Row3[i2] {
+					if 0 < net_a2Row4[i2] {
 						r7 = 1
 					}
 					r8 := float64(0)
@@ -13506,21 +13070,21 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap9AVX512(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+		ocannlMap9AVX2(&net_a1_2_grad[0][0][0], &net_a1[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
-				net_a1_2Row3 := &net_a1_2[i0][i1]
+				net_a1Row4 := &net_a1[i0][i1]
 				net_a1_gradRow2 := &net_a1_grad[i0][i1]
 				net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 				for i2 := range 4 {
 					var r9 float64
-					if 0 < net_a1_2Row3[i2] {
+					if 0 < net_a1Row4[i2] {
 						r9 = 1
 					}
 					r10 := float64(0)
@@ -13856,7 +13420,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap10AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -13885,7 +13449,7 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap11AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -14004,16 +13568,12 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -14024,16 +13584,12 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -14110,11 +13666,9 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -14124,17 +13678,13 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -14149,17 +13699,13 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..24:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -14206,11 +13752,11 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	      for i3 in 0..3:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -14234,11 +13780,11 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	      for i3 in 0..3:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..24:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -14256,10 +13802,8 @@ func ocannlSeq100TrainLoss_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pN
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [25][2][4]float64
-	var net_a1_2 [25][2][4]float64
 	var net_a1 [25][2][4]float64
 	var net_a2_1 [25][2][4]float64
-	var net_a2_2 [25][2][4]float64
 	var net_a2 [25][2][4]float64
 	var train_log_softmax_1_x_1 [25][2][2]float64
 	var train_log_softmax_1_x [25][2][2]float64
@@ -14275,11 +13819,9 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	var net_a2_2_grad [25][2][4]float64
 	var net_a2_grad [25][2][4]float64
 	var train_log_softmax_1_m_grad [25][2][1]float64
-	var train_1_grad [25][2][2]float64
 	var train_2_grad [25][2][1]float64
 	var train_3_grad [25][2][1]float64
 	var train_4_grad [25][2][2]float64
-	var train_5_grad [25][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -14304,24 +13846,13 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 25 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 4 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 25 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 4 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -14357,24 +13888,13 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 25 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 4 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 25 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 4 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -14449,7 +13969,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 100 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap10AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 25 {
 			for i1 := range 2 {
@@ -14478,7 +13998,7 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 50 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap11AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 25 {
 			train_2Row := &train_2[i0]
@@ -14537,25 +14057,14 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -14583,25 +14092,14 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 25 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 25 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -14731,15 +14229,15 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 25 {
 		for i1 := range 2 {
-			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2Row4 := &net_a2[i0][i1]
 			net_a2_gradRow2 := &net_a2_grad[i0][i1]
 			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r7 float64
-				if 0 < net_a2_2Row3[i2] {
+				if 0 < net_a2Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -14824,15 +14322,15 @@ func ocannlSeq100Backward_rows25(x *[25][2][3]float64, y *[25][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 25 {
 		for i1 := range 2 {
-			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1Row4 := &net_a1[i0][i1]
 			net_a1_gradRow2 := &net_a1_grad[i0][i1]
 			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r9 float64
-				if 0 < net_a1_2Row3[i2] {
+				if 0 < net_a1Row4[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -15167,7 +14665,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -15196,7 +14694,7 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -15315,16 +14813,12 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -15335,16 +14829,12 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -15421,11 +14911,9 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -15435,17 +14923,13 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -15460,17 +14944,13 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..11:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -15517,11 +14997,11 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	      for i3 in 0..3:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -15545,11 +15025,11 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	      for i3 in 0..3:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..11:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -15567,10 +15047,8 @@ func ocannlSeq100TrainLoss_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pN
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [12][2][4]float64
-	var net_a1_2 [12][2][4]float64
 	var net_a1 [12][2][4]float64
 	var net_a2_1 [12][2][4]float64
-	var net_a2_2 [12][2][4]float64
 	var net_a2 [12][2][4]float64
 	var train_log_softmax_1_x_1 [12][2][2]float64
 	var train_log_softmax_1_x [12][2][2]float64
@@ -15586,11 +15064,9 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	var net_a2_2_grad [12][2][4]float64
 	var net_a2_grad [12][2][4]float64
 	var train_log_softmax_1_m_grad [12][2][1]float64
-	var train_1_grad [12][2][2]float64
 	var train_2_grad [12][2][1]float64
 	var train_3_grad [12][2][1]float64
 	var train_4_grad [12][2][2]float64
-	var train_5_grad [12][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -15615,24 +15091,13 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 12 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 4 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 12 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 4 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -15668,24 +15133,13 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 12 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 4 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 12 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 4 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -15760,7 +15214,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 48 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap12AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 12 {
 			for i1 := range 2 {
@@ -15789,7 +15243,7 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// _train.3 = pointwise log of _train.2
 	// float64 pointwise kernel over 24 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&train_3[0][0][0], &train_2[0][0][0])
+		ocannlMap13AVX2(&train_3[0][0][0], &train_2[0][0][0])
 	} else {
 		for i0 := range 12 {
 			train_2Row := &train_2[i0]
@@ -15850,25 +15304,14 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -15896,25 +15339,14 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 12 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 12 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -16044,15 +15476,15 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 12 {
 		for i1 := range 2 {
-			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2Row4 := &net_a2[i0][i1]
 			net_a2_gradRow2 := &net_a2_grad[i0][i1]
 			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r7 float64
-				if 0 < net_a2_2Row3[i2] {
+				if 0 < net_a2Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -16133,15 +15565,15 @@ func ocannlSeq100Backward_rows12(x *[12][2][3]float64, y *[12][2][2]float64, pNe
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 12 {
 		for i1 := range 2 {
-			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1Row4 := &net_a1[i0][i1]
 			net_a1_gradRow2 := &net_a1_grad[i0][i1]
 			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r9 float64
-				if 0 < net_a1_2Row3[i2] {
+				if 0 < net_a1Row4[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -16481,7 +15913,7 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -16617,16 +16049,12 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -16637,16 +16065,12 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -16723,11 +16147,9 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -16737,17 +16159,13 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -16762,17 +16180,13 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..5:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -16819,11 +16233,11 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	      for i3 in 0..3:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -16847,11 +16261,11 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	      for i3 in 0..3:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..5:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -16869,10 +16283,8 @@ func ocannlSeq100TrainLoss_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [6][2][4]float64
-	var net_a1_2 [6][2][4]float64
 	var net_a1 [6][2][4]float64
 	var net_a2_1 [6][2][4]float64
-	var net_a2_2 [6][2][4]float64
 	var net_a2 [6][2][4]float64
 	var train_log_softmax_1_x_1 [6][2][2]float64
 	var train_log_softmax_1_x [6][2][2]float64
@@ -16888,11 +16300,9 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	var net_a2_2_grad [6][2][4]float64
 	var net_a2_grad [6][2][4]float64
 	var train_log_softmax_1_m_grad [6][2][1]float64
-	var train_1_grad [6][2][2]float64
 	var train_2_grad [6][2][1]float64
 	var train_3_grad [6][2][1]float64
 	var train_4_grad [6][2][2]float64
-	var train_5_grad [6][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -16917,24 +16327,13 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 6 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 4 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 6 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 4 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -16970,24 +16369,13 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 6 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 4 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 6 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 4 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -17062,7 +16450,7 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// _train.1 = pointwise exp of train.log_softmax#1/z
 	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
+		ocannlMap14AVX2(&train_1[0][0][0], &train_log_softmax_1_z[0][0][0])
 	} else {
 		for i0 := range 6 {
 			for i1 := range 2 {
@@ -17140,25 +16528,14 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -17186,25 +16563,14 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 6 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 6 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -17327,15 +16693,15 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 6 {
 		for i1 := range 2 {
-			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2Row4 := &net_a2[i0][i1]
 			net_a2_gradRow2 := &net_a2_grad[i0][i1]
 			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r7 float64
-				if 0 < net_a2_2Row3[i2] {
+				if 0 < net_a2Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -17416,15 +16782,15 @@ func ocannlSeq100Backward_rows6(x *[6][2][3]float64, y *[6][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 6 {
 		for i1 := range 2 {
-			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1Row4 := &net_a1[i0][i1]
 			net_a1_gradRow2 := &net_a1_grad[i0][i1]
 			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r9 float64
-				if 0 < net_a1_2Row3[i2] {
+				if 0 < net_a1Row4[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -17873,16 +17239,12 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -17893,16 +17255,12 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..3:
-//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
 //
 //	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
 //	fill _train.log_softmax#1/x.1 with 0
@@ -17979,11 +17337,9 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.log_softmax#1/m.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill _train.4.grad with 0
-//	fill _train.5.grad with 0
 //	fill _train.6.grad with 0
 //	fill train.grad with 0
 //
@@ -17993,17 +17349,13 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 //	_train.6.grad[0] += neg(train.grad[0])
 //
-//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad (the copy elided: _train.5.grad reads _train.6.grad)
 //
 //	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.6.grad[0]
 //
 //	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad (the copy elided: train.log_softmax#1/z.grad reads _train.4.grad)
 //
@@ -18018,17 +17370,13 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	  for i1 in 0..1:
 //	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
 //
-//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..2:
-//	  for i1 in 0..1:
-//	    for i2 in 0..1:
-//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..1:
-//	      _train.4.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//	      _train.4.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0] * _train.1[i0, i1, i2]
 //
 //	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad (the copy elided: train.log_softmax#1/x.grad reads train.log_softmax#1/z.grad)
 //
@@ -18075,11 +17423,11 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	      for i3 in 0..3:
 //	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.4.grad[i0, i1, i2]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < net/a2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -18103,11 +17451,11 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	      for i3 in 0..3:
 //	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.2.grad[i0, i1, i2]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..2:
 //	  for i1 in 0..1:
 //	    for i2 in 0..3:
-//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < net/a1[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -18125,10 +17473,8 @@ func ocannlSeq100TrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 //	        net.w1.grad[i2, i3] += _net/a1.2.grad[i0, i1, i2] * x[i0, i1, i3]
 func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[12]float64, pNetB1 *[4]float64, pNetW2 *[16]float64, pNetB2 *[4]float64, pNetW3 *[8]float64, pNetB3 *[2]float64, gNetW1 *[12]float64, gNetB1 *[4]float64, gNetW2 *[16]float64, gNetB2 *[4]float64, gNetW3 *[8]float64, gNetB3 *[2]float64, loss *[1]float64) {
 	var net_a1_1 [3][2][4]float64
-	var net_a1_2 [3][2][4]float64
 	var net_a1 [3][2][4]float64
 	var net_a2_1 [3][2][4]float64
-	var net_a2_2 [3][2][4]float64
 	var net_a2 [3][2][4]float64
 	var train_log_softmax_1_x_1 [3][2][2]float64
 	var train_log_softmax_1_x [3][2][2]float64
@@ -18144,11 +17490,9 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	var net_a2_2_grad [3][2][4]float64
 	var net_a2_grad [3][2][4]float64
 	var train_log_softmax_1_m_grad [3][2][1]float64
-	var train_1_grad [3][2][2]float64
 	var train_2_grad [3][2][1]float64
 	var train_3_grad [3][2][1]float64
 	var train_4_grad [3][2][2]float64
-	var train_5_grad [3][2][2]float64
 	var train_6_grad [1]float64
 	var train_grad [1]float64
 	var ordinals_1 [2]float64
@@ -18173,24 +17517,13 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a1_1Row := &net_a1_1[i0][i1]
-			net_a1_2Row := &net_a1_2[i0][i1]
-			for i2 := range 4 {
-				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a1_2Row2 := &net_a1_2[i0][i1]
 			net_a1Row := &net_a1[i0][i1]
 			for i2 := range 4 {
-				r := net_a1_2Row2[i2]
+				r := net_a1_1Row[i2] + pNetB1[i2]
 				if !(r > 0) {
 					r = 0
 				}
@@ -18215,24 +17548,13 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	for i0 := range 3 {
 		for i1 := range 2 {
 			net_a2_1Row := &net_a2_1[i0][i1]
-			net_a2_2Row := &net_a2_2[i0][i1]
-			for i2 := range 4 {
-				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	for i0 := range 3 {
-		for i1 := range 2 {
-			net_a2_2Row2 := &net_a2_2[i0][i1]
 			net_a2Row := &net_a2[i0][i1]
 			for i2 := range 4 {
-				r2 := net_a2_2Row2[i2]
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -18369,25 +17691,14 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
 	train_6_grad[0] += -train_grad[0]
 
-	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
 	train_6_gradV := train_6_grad[0]
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_5_gradRow := &train_5_grad[i0][i1]
-			for i2 := range 2 {
-				train_5_gradRow[i2] += train_6_gradV
-			}
-		}
-	}
-
-	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
 			yRow2 := &y[i0][i1]
-			train_5_gradRow2 := &train_5_grad[i0][i1]
 			train_4_gradRow := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+				train_4_gradRow[i2] += yRow2[i2] * train_6_gradV
 			}
 		}
 	}
@@ -18415,25 +17726,14 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	for i0 := range 3 {
-		for i1 := range 2 {
-			train_2_gradV := train_2_grad[i0][i1][0]
-			train_1_gradRow := &train_1_grad[i0][i1]
-			for i2 := range 2 {
-				train_1_gradRow[i2] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_2_gradV := train_2_grad[i0][i1][0]
 			train_1Row3 := &train_1[i0][i1]
 			train_4_gradRow3 := &train_4_grad[i0][i1]
 			for i2 := range 2 {
-				train_4_gradRow3[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+				train_4_gradRow3[i2] += train_2_gradV * train_1Row3[i2]
 			}
 		}
 	}
@@ -18545,15 +17845,15 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2Row4 := &net_a2[i0][i1]
 			net_a2_gradRow2 := &net_a2_grad[i0][i1]
 			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r7 float64
-				if 0 < net_a2_2Row3[i2] {
+				if 0 < net_a2Row4[i2] {
 					r7 = 1
 				}
 				r8 := float64(0)
@@ -18616,15 +17916,15 @@ func ocannlSeq100Backward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 3 {
 		for i1 := range 2 {
-			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1Row4 := &net_a1[i0][i1]
 			net_a1_gradRow2 := &net_a1_grad[i0][i1]
 			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
 			for i2 := range 4 {
 				var r9 float64
-				if 0 < net_a1_2Row3[i2] {
+				if 0 < net_a1Row4[i2] {
 					r9 = 1
 				}
 				r10 := float64(0)
@@ -19135,9 +18435,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX512(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
+		ocannlMap6AVX2(&net_a1[0][0][0], &net_a1_1[0][0][0], &pNetB1[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -19184,9 +18484,9 @@ func ocannlSeq100Predict_rows50(x *[50][2][3]float64, pNetW1 *[12]float64, pNetB
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float64 pointwise kernel over 100 rows of 4 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap11AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX512(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
+		ocannlMap6AVX2(&net_a2[0][0][0], &net_a2_1[0][0][0], &pNetB2[0])
 	} else {
 		for i0 := range 50 {
 			for i1 := range 2 {
@@ -20555,10 +19855,10 @@ func ocannlSeqRow1TrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	    for i2 in 0..3:
 //	      net/a2.grad[0, i0, i2] += net.w3[i1, i2] * _train.log_softmax#1/x.1.grad[0, i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a2.2.grad[0, i0, i1] += where(0 < _net/a2.2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
+//	    _net/a2.2.grad[0, i0, i1] += where(0 < net/a2[0, i0, i1], net/a2.grad[0, i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..1:
@@ -20582,10 +19882,10 @@ func ocannlSeqRow1TrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 //	    for i2 in 0..3:
 //	      net/a1.grad[0, i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[0, i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..1:
 //	  for i1 in 0..3:
-//	    _net/a1.2.grad[0, i0, i1] += where(0 < _net/a1.2[0, i0, i1], net/a1.grad[0, i0, i1], 0)
+//	    _net/a1.2.grad[0, i0, i1] += where(0 < net/a1[0, i0, i1], net/a1.grad[0, i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..1:
@@ -21010,14 +20310,14 @@ func ocannlSeqRow1Backward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	for i0 := range 2 {
-		net_a2_2Row3 := &net_a2_2[0][i0]
+		net_a2Row4 := &net_a2[0][i0]
 		net_a2_gradRow2 := &net_a2_grad[0][i0]
 		net_a2_2_gradRow := &net_a2_2_grad[0][i0]
 		for i1 := range 4 {
 			var r7 float64
-			if 0 < net_a2_2Row3[i1] {
+			if 0 < net_a2Row4[i1] {
 				r7 = 1
 			}
 			r8 := float64(0)
@@ -21082,14 +20382,14 @@ func ocannlSeqRow1Backward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[12
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	for i0 := range 2 {
-		net_a1_2Row3 := &net_a1_2[0][i0]
+		net_a1Row4 := &net_a1[0][i0]
 		net_a1_gradRow2 := &net_a1_grad[0][i0]
 		net_a1_2_gradRow := &net_a1_2_grad[0][i0]
 		for i1 := range 4 {
 			var r9 float64
-			if 0 < net_a1_2Row3[i1] {
+			if 0 < net_a1Row4[i1] {
 				r9 = 1
 			}
 			r10 := float64(0)
@@ -21855,9 +21155,9 @@ func ocannlBenchRowsTrainLoss(x *[1][32]float32, y *[1][10]float32, pNetW1 *[204
 //	  for i1 in 0..63:
 //	    net/a2.grad[0, i1] += net.w3[i0, i1] * _train.cross_entropy#1/logits.1.grad[0, i0]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..63:
-//	  _net/a2.2.grad[0, i0] += where(0 < _net/a2.2[0, i0], net/a2.grad[0, i0], 0)
+//	  _net/a2.2.grad[0, i0] += where(0 < net/a2[0, i0], net/a2.grad[0, i0], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 //	for i0 in 0..63:
@@ -21877,9 +21177,9 @@ func ocannlBenchRowsTrainLoss(x *[1][32]float32, y *[1][10]float32, pNetW1 *[204
 //	  for i1 in 0..63:
 //	    net/a1.grad[0, i1] += net.w2[i0, i1] * _net/a2.1.grad[0, i0]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..63:
-//	  _net/a1.2.grad[0, i0] += where(0 < _net/a1.2[0, i0], net/a1.grad[0, i0], 0)
+//	  _net/a1.2.grad[0, i0] += where(0 < net/a1[0, i0], net/a1.grad[0, i0], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 //	for i0 in 0..63:
@@ -22234,9 +21534,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// the zero fill absorbed: float32 pointwise kernel over 10 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap15AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlMap15AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
 		*gNetW3 = [640]float32{}
 		net_a2Row3 := &net_a2[0]
@@ -22285,13 +21585,13 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	net_a2_2Row3 := &net_a2_2[0]
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
+	net_a2Row4 := &net_a2[0]
 	net_a2_gradRow2 := &net_a2_grad[0]
 	net_a2_2_gradRow := &net_a2_2_grad[0]
 	for i0 := range 64 {
 		var r7 float32
-		if 0 < net_a2_2Row3[i0] {
+		if 0 < net_a2Row4[i0] {
 			r7 = 1
 		}
 		r8 := float32(0)
@@ -22317,9 +21617,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap16AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlMap16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		*gNetW2 = [4096]float32{}
 		net_a1Row3 := &net_a1[0]
@@ -22361,13 +21661,13 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	net_a1_2Row3 := &net_a1_2[0]
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
+	net_a1Row4 := &net_a1[0]
 	net_a1_gradRow2 := &net_a1_grad[0]
 	net_a1_2_gradRow := &net_a1_2_grad[0]
 	for i0 := range 64 {
 		var r9 float32
-		if 0 < net_a1_2Row3[i0] {
+		if 0 < net_a1Row4[i0] {
 			r9 = 1
 		}
 		r10 := float32(0)
@@ -22393,9 +21693,9 @@ func ocannlBenchRowsBackward(x *[1][32]float32, y *[1][10]float32, pNetW1 *[2048
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap24AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap17AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap24AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlMap17AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
 		*gNetW1 = [2048]float32{}
 		xRow2 := &x[0]
@@ -22623,7 +21923,7 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -22633,9 +21933,9 @@ func ocannlBenchRowsTrainLoss_rows256(x *[256][32]float32, y *[256][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -22737,9 +22037,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows256Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -22804,9 +22104,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows256Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -22871,9 +22171,9 @@ func (r8 *ocannlBenchRowsTrainLoss_rows256Part5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -22929,9 +22229,9 @@ func (r10 *ocannlBenchRowsTrainLoss_rows256Part7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -22958,9 +22258,9 @@ func (r11 *ocannlBenchRowsTrainLoss_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -23016,12 +22316,12 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	net.w1: 32 -> 64 (param, parameter pNetW1)
 //	_net/a1.1: 256 | 64 (let, local, in scratch field net_a1_1)
 //	net.b1: 64 (param, parameter pNetB1)
-//	_net/a1.2: 256 | 64 (let, local, in scratch field net_a1_2)
+//	_net/a1.2: 256 | 64 (let, local)
 //	net/a1: 256 | 64 (let, local, in scratch field net_a1)
 //	net.w2: 64 -> 64 (param, parameter pNetW2)
 //	_net/a2.1: 256 | 64 (let, local, in scratch field net_a2_1)
 //	net.b2: 64 (param, parameter pNetB2)
-//	_net/a2.2: 256 | 64 (let, local, in scratch field net_a2_2)
+//	_net/a2.2: 256 | 64 (let, local)
 //	net/a2: 256 | 64 (let, local, in scratch field net_a2)
 //	net.w3: 64 -> 10 (param, parameter pNetW3)
 //	_train.cross_entropy#1/logits.1: 256 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -23054,11 +22354,11 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	train.cross_entropy#1/logits.grad: [256 10] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [256 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [256 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [256 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -23081,14 +22381,11 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -23098,14 +22395,11 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -23176,11 +22470,9 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -23194,15 +22486,12 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -23215,15 +22504,12 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..255:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -23264,10 +22550,10 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -23288,10 +22574,10 @@ var ocannlBenchRowsTrainLoss_rows256Part9Records rt.Records[ocannlBenchRowsTrain
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -23324,69 +22610,59 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	rec.x = x
 	rec.scratch = scratch
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlBenchRowsBackward_rows256Part1Records.Get()
 	rec2.pNetB1 = pNetB1
 	rec2.scratch = scratch
 
-	// net/a1 = pointwise relu of _net/a1.2
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlBenchRowsBackward_rows256Part2Records.Get()
-	rec3.scratch = scratch
-
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// 8 parts of i0 on the pool.
+	rec3 := ocannlBenchRowsBackward_rows256Part2Records.Get()
+	rec3.pNetW2 = pNetW2
+	rec3.scratch = scratch
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlBenchRowsBackward_rows256Part3Records.Get()
-	rec4.pNetW2 = pNetW2
+	rec4.pNetB2 = pNetB2
 	rec4.scratch = scratch
-
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlBenchRowsBackward_rows256Part4Records.Get()
-	rec5.pNetB2 = pNetB2
-	rec5.scratch = scratch
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlBenchRowsBackward_rows256Part5Records.Get()
-	rec6.scratch = scratch
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlBenchRowsBackward_rows256Part6Records.Get()
-	rec7.pNetW3 = pNetW3
-	rec7.scratch = scratch
+	rec5 := ocannlBenchRowsBackward_rows256Part4Records.Get()
+	rec5.pNetW3 = pNetW3
+	rec5.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlBenchRowsBackward_rows256Part7Records.Get()
-	rec8.pNetB3 = pNetB3
-	rec8.scratch = scratch
+	rec6 := ocannlBenchRowsBackward_rows256Part5Records.Get()
+	rec6.pNetB3 = pNetB3
+	rec6.scratch = scratch
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlBenchRowsBackward_rows256Part6Records.Get()
+	rec7.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlBenchRowsBackward_rows256Part7Records.Get()
+	rec8.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlBenchRowsBackward_rows256Part8Records.Get()
 	rec9.scratch = scratch
 
-	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlBenchRowsBackward_rows256Part9Records.Get()
 	rec10.scratch = scratch
 
-	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlBenchRowsBackward_rows256Part10Records.Get()
-	rec11.scratch = scratch
-
-	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlBenchRowsBackward_rows256Part11Records.Get()
-	rec12.scratch = scratch
-
-	// The 12 nests above as one job: part j runs part j of each, in order (their
+	// The 10 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10)
 	*rec = ocannlBenchRowsBackward_rows256Part0{}
 	ocannlBenchRowsBackward_rows256Part0Records.Put(rec)
 	*rec2 = ocannlBenchRowsBackward_rows256Part1{}
@@ -23407,15 +22683,11 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	ocannlBenchRowsBackward_rows256Part8Records.Put(rec9)
 	*rec10 = ocannlBenchRowsBackward_rows256Part9{}
 	ocannlBenchRowsBackward_rows256Part9Records.Put(rec10)
-	*rec11 = ocannlBenchRowsBackward_rows256Part10{}
-	ocannlBenchRowsBackward_rows256Part10Records.Put(rec11)
-	*rec12 = ocannlBenchRowsBackward_rows256Part11{}
-	ocannlBenchRowsBackward_rows256Part11Records.Put(rec12)
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -23425,9 +22697,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -23483,37 +22755,20 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [256][10]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 256 {
-			train_1_gradRow := &scratch.train_1_grad[i0]
-			for i1 := range 10 {
-				train_1_gradRow[i1] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 256 {
 			yRow2 := &y[i0]
-			train_1_gradRow2 := &scratch.train_1_grad[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -23539,9 +22794,9 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -23549,36 +22804,19 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 		}
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -23604,12 +22842,12 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
-		for j13 := range 256 {
-			scratch.train_cross_entropy_1_m_argmax_8[j13][0] = 10
+		for j11 := range 256 {
+			scratch.train_cross_entropy_1_m_argmax_8[j11][0] = 10
 		}
 	}
 
@@ -23626,15 +22864,15 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			for i1 := range 10 {
-				var r15 float32
+				var r13 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r15 = 1
+					r13 = 1
 				}
-				r16 := float32(10)
-				if r15 != 0 {
-					r16 = scratch.ordinals_1[i1]
+				r14 := float32(10)
+				if r13 != 0 {
+					r14 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r16)
+				acc9 = min(acc9, r14)
 			}
 			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
@@ -23643,24 +22881,24 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				var r17 float32
+				var r15 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-					r17 = 1
+					r15 = 1
 				}
-				r18 := float32(0)
-				if r17 != 0 {
-					r18 = train_cross_entropy_1_m_gradV
+				r16 := float32(0)
+				if r15 != 0 {
+					r16 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logp_gradRow5[i1] += r18
+				train_cross_entropy_1_logp_gradRow5[i1] += r16
 			}
 		}
 	}
@@ -23691,147 +22929,145 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlBenchRowsBackward_rows256Part12Records.Get()
-	rec13.scratch = scratch
+	rec11 := ocannlBenchRowsBackward_rows256Part10Records.Get()
+	rec11.scratch = scratch
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlBenchRowsBackward_rows256Part13Records.Get()
-	rec14.pNetW3 = pNetW3
-	rec14.scratch = scratch
+	rec12 := ocannlBenchRowsBackward_rows256Part11Records.Get()
+	rec12.pNetW3 = pNetW3
+	rec12.scratch = scratch
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a2_2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlBenchRowsBackward_rows256Part14Records.Get()
-	rec15.scratch = scratch
+	rec13 := ocannlBenchRowsBackward_rows256Part12Records.Get()
+	rec13.scratch = scratch
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlBenchRowsBackward_rows256Part15Records.Get()
-	rec16.scratch = scratch
+	rec14 := ocannlBenchRowsBackward_rows256Part13Records.Get()
+	rec14.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec13, rec14, rec15, rec16)
+	region.RunSeq(8, rec11, rec12, rec13, rec14)
 	// The 8 partial sums, added in part order.
-	for j15 := range 10 {
-		for j16 := range 64 {
-			acc11 := gNetW3[64*j15+j16]
-			acc11 += rec13.gNetW3Partial[0][j15][j16]
-			acc11 += rec13.gNetW3Partial[1][j15][j16]
-			acc11 += rec13.gNetW3Partial[2][j15][j16]
-			acc11 += rec13.gNetW3Partial[3][j15][j16]
-			acc11 += rec13.gNetW3Partial[4][j15][j16]
-			acc11 += rec13.gNetW3Partial[5][j15][j16]
-			acc11 += rec13.gNetW3Partial[6][j15][j16]
-			acc11 += rec13.gNetW3Partial[7][j15][j16]
-			gNetW3[64*j15+j16] = acc11
+	for j13 := range 10 {
+		for j14 := range 64 {
+			acc11 := gNetW3[64*j13+j14]
+			acc11 += rec11.gNetW3Partial[0][j13][j14]
+			acc11 += rec11.gNetW3Partial[1][j13][j14]
+			acc11 += rec11.gNetW3Partial[2][j13][j14]
+			acc11 += rec11.gNetW3Partial[3][j13][j14]
+			acc11 += rec11.gNetW3Partial[4][j13][j14]
+			acc11 += rec11.gNetW3Partial[5][j13][j14]
+			acc11 += rec11.gNetW3Partial[6][j13][j14]
+			acc11 += rec11.gNetW3Partial[7][j13][j14]
+			gNetW3[64*j13+j14] = acc11
 		}
 	}
-	rec13.scratch = nil
+	rec11.scratch = nil
+	ocannlBenchRowsBackward_rows256Part10Records.Put(rec11)
+	*rec12 = ocannlBenchRowsBackward_rows256Part11{}
+	ocannlBenchRowsBackward_rows256Part11Records.Put(rec12)
+	*rec13 = ocannlBenchRowsBackward_rows256Part12{}
 	ocannlBenchRowsBackward_rows256Part12Records.Put(rec13)
-	*rec14 = ocannlBenchRowsBackward_rows256Part13{}
-	ocannlBenchRowsBackward_rows256Part13Records.Put(rec14)
-	*rec15 = ocannlBenchRowsBackward_rows256Part14{}
-	ocannlBenchRowsBackward_rows256Part14Records.Put(rec15)
 	// The 8 partial sums, added in part order.
-	for j20 := range 64 {
-		acc14 := gNetB2[j20]
-		acc14 += rec16.gNetB2Partial[0][j20]
-		acc14 += rec16.gNetB2Partial[1][j20]
-		acc14 += rec16.gNetB2Partial[2][j20]
-		acc14 += rec16.gNetB2Partial[3][j20]
-		acc14 += rec16.gNetB2Partial[4][j20]
-		acc14 += rec16.gNetB2Partial[5][j20]
-		acc14 += rec16.gNetB2Partial[6][j20]
-		acc14 += rec16.gNetB2Partial[7][j20]
-		gNetB2[j20] = acc14
+	for j18 := range 64 {
+		acc14 := gNetB2[j18]
+		acc14 += rec14.gNetB2Partial[0][j18]
+		acc14 += rec14.gNetB2Partial[1][j18]
+		acc14 += rec14.gNetB2Partial[2][j18]
+		acc14 += rec14.gNetB2Partial[3][j18]
+		acc14 += rec14.gNetB2Partial[4][j18]
+		acc14 += rec14.gNetB2Partial[5][j18]
+		acc14 += rec14.gNetB2Partial[6][j18]
+		acc14 += rec14.gNetB2Partial[7][j18]
+		gNetB2[j18] = acc14
 	}
-	rec16.scratch = nil
-	ocannlBenchRowsBackward_rows256Part15Records.Put(rec16)
+	rec14.scratch = nil
+	ocannlBenchRowsBackward_rows256Part13Records.Put(rec14)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// 2 parts of i2 on the pool.
-	rec17 := ocannlBenchRowsBackward_rows256Part16Records.Get()
-	rec17.gNetW2 = gNetW2
-	rec17.scratch = scratch
-	region.Run(rec17, 2)
-	*rec17 = ocannlBenchRowsBackward_rows256Part16{}
-	ocannlBenchRowsBackward_rows256Part16Records.Put(rec17)
+	rec15 := ocannlBenchRowsBackward_rows256Part14Records.Get()
+	rec15.gNetW2 = gNetW2
+	rec15.scratch = scratch
+	region.Run(rec15, 2)
+	*rec15 = ocannlBenchRowsBackward_rows256Part14{}
+	ocannlBenchRowsBackward_rows256Part14Records.Put(rec15)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlBenchRowsBackward_rows256Part17Records.Get()
-	rec18.pNetW2 = pNetW2
-	rec18.scratch = scratch
+	rec16 := ocannlBenchRowsBackward_rows256Part15Records.Get()
+	rec16.pNetW2 = pNetW2
+	rec16.scratch = scratch
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlBenchRowsBackward_rows256Part18Records.Get()
-	rec19.scratch = scratch
+	rec17 := ocannlBenchRowsBackward_rows256Part16Records.Get()
+	rec17.scratch = scratch
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlBenchRowsBackward_rows256Part19Records.Get()
-	rec20.scratch = scratch
+	rec18 := ocannlBenchRowsBackward_rows256Part17Records.Get()
+	rec18.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec18, rec19, rec20)
-	*rec18 = ocannlBenchRowsBackward_rows256Part17{}
-	ocannlBenchRowsBackward_rows256Part17Records.Put(rec18)
-	*rec19 = ocannlBenchRowsBackward_rows256Part18{}
-	ocannlBenchRowsBackward_rows256Part18Records.Put(rec19)
+	region.RunSeq(8, rec16, rec17, rec18)
+	*rec16 = ocannlBenchRowsBackward_rows256Part15{}
+	ocannlBenchRowsBackward_rows256Part15Records.Put(rec16)
+	*rec17 = ocannlBenchRowsBackward_rows256Part16{}
+	ocannlBenchRowsBackward_rows256Part16Records.Put(rec17)
 	// The 8 partial sums, added in part order.
-	for j25 := range 64 {
-		acc17 := gNetB1[j25]
-		acc17 += rec20.gNetB1Partial[0][j25]
-		acc17 += rec20.gNetB1Partial[1][j25]
-		acc17 += rec20.gNetB1Partial[2][j25]
-		acc17 += rec20.gNetB1Partial[3][j25]
-		acc17 += rec20.gNetB1Partial[4][j25]
-		acc17 += rec20.gNetB1Partial[5][j25]
-		acc17 += rec20.gNetB1Partial[6][j25]
-		acc17 += rec20.gNetB1Partial[7][j25]
-		gNetB1[j25] = acc17
+	for j23 := range 64 {
+		acc17 := gNetB1[j23]
+		acc17 += rec18.gNetB1Partial[0][j23]
+		acc17 += rec18.gNetB1Partial[1][j23]
+		acc17 += rec18.gNetB1Partial[2][j23]
+		acc17 += rec18.gNetB1Partial[3][j23]
+		acc17 += rec18.gNetB1Partial[4][j23]
+		acc17 += rec18.gNetB1Partial[5][j23]
+		acc17 += rec18.gNetB1Partial[6][j23]
+		acc17 += rec18.gNetB1Partial[7][j23]
+		gNetB1[j23] = acc17
 	}
-	rec20.scratch = nil
-	ocannlBenchRowsBackward_rows256Part19Records.Put(rec20)
+	rec18.scratch = nil
+	ocannlBenchRowsBackward_rows256Part17Records.Put(rec18)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec21 := ocannlBenchRowsBackward_rows256Part20Records.Get()
-	rec21.gNetW1 = gNetW1
-	rec21.x = x
-	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlBenchRowsBackward_rows256Part20{}
-	ocannlBenchRowsBackward_rows256Part20Records.Put(rec21)
+	rec19 := ocannlBenchRowsBackward_rows256Part18Records.Get()
+	rec19.gNetW1 = gNetW1
+	rec19.x = x
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlBenchRowsBackward_rows256Part18{}
+	ocannlBenchRowsBackward_rows256Part18Records.Put(rec19)
 }
 
 // ocannlBenchRowsBackward_rows256Scratch holds the local arrays of ocannlBenchRowsBackward_rows256 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows256Scratch struct {
 	net_a1_1                          [256][64]float32
-	net_a1_2                          [256][64]float32
 	net_a1                            [256][64]float32
 	net_a2_1                          [256][64]float32
-	net_a2_2                          [256][64]float32
 	net_a2                            [256][64]float32
 	train_cross_entropy_1_logits_1    [256][10]float32
 	train_cross_entropy_1_logits      [256][10]float32
@@ -23846,11 +23082,9 @@ type ocannlBenchRowsBackward_rows256Scratch struct {
 	net_a2_2_grad                     [256][64]float32
 	net_a2_grad                       [256][64]float32
 	train_cross_entropy_1_m_grad      [256][1]float32
-	train_cross_entropy_1_logp_1_grad [256][10]float32
 	train_cross_entropy_1_logp_2_grad [256][1]float32
 	train_cross_entropy_1_logp_3_grad [256][1]float32
 	train_cross_entropy_1_logp_grad   [256][10]float32
-	train_1_grad                      [256][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_8  [256][1]float32
@@ -23899,19 +23133,23 @@ type ocannlBenchRowsBackward_rows256Part1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r2 *ocannlBenchRowsBackward_rows256Part1) Part(j2 int) {
-	pNetB1, scratch := r2.pNetB1, r2.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlBenchRowsBackward_rows256Part1) Part(j2 int) {
+	pNetB1, scratch := r3.pNetB1, r3.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
-			net_a1_2Row := &scratch.net_a1_2[i0+32*j2]
+			net_a1Row := &scratch.net_a1[i0+32*j2]
 			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a1Row[i1] = r2
 			}
 		}
 	}
@@ -23923,27 +23161,29 @@ var ocannlBenchRowsBackward_rows256Part1Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part2 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part2 struct {
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchRowsBackward_rows256Part2) Part(j3 int) {
-	scratch := r4.scratch
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
+	pNetW2, scratch := r4.pNetW2, r4.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlGemm18AVX512(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlGemm18AVX2(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a1_2Row2 := &scratch.net_a1_2[i0+32*j3]
-			net_a1Row := &scratch.net_a1[i0+32*j3]
+			net_a1Row2 := &scratch.net_a1[i0+32*j3]
 			for i1 := range 64 {
-				r3 := net_a1_2Row2[i1]
-				if !(r3 > 0) {
-					r3 = 0
+				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
 				}
-				net_a1Row[i1] = r3
+				scratch.net_a2_1[i0+32*j3][i1] = acc2
 			}
 		}
 	}
@@ -23955,29 +23195,28 @@ var ocannlBenchRowsBackward_rows256Part2Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part3 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part3 struct {
-	pNetW2  *[4096]float32
+	pNetB2  *[64]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
-func (r5 *ocannlBenchRowsBackward_rows256Part3) Part(j4 int) {
-	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlBenchRowsBackward_rows256Part3) Part(j4 int) {
+	pNetB2, scratch := r6.pNetB2, r6.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a1Row2 := &scratch.net_a1[i0+32*j4]
+			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
+			net_a2Row := &scratch.net_a2[i0+32*j4]
 			for i1 := range 64 {
-				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				acc2 := float32(0)
-				for i2 := range 64 {
-					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				r5 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r5 > 0) {
+					r5 = 0
 				}
-				scratch.net_a2_1[i0+32*j4][i1] = acc2
+				net_a2Row[i1] = r5
 			}
 		}
 	}
@@ -23989,24 +23228,29 @@ var ocannlBenchRowsBackward_rows256Part3Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part4 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part4 struct {
-	pNetB2  *[64]float32
+	pNetW3  *[640]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
-func (r6 *ocannlBenchRowsBackward_rows256Part4) Part(j5 int) {
-	pNetB2, scratch := r6.pNetB2, r6.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r7 *ocannlBenchRowsBackward_rows256Part4) Part(j5 int) {
+	pNetW3, scratch := r7.pNetW3, r7.scratch
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a2_1Row := &scratch.net_a2_1[i0+32*j5]
-			net_a2_2Row := &scratch.net_a2_2[i0+32*j5]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			net_a2Row2 := &scratch.net_a2[i0+32*j5]
+			for i1 := range 10 {
+				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
+				acc3 := float32(0)
+				for i2 := range 64 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+32*j5][i1] = acc3
 			}
 		}
 	}
@@ -24018,27 +23262,24 @@ var ocannlBenchRowsBackward_rows256Part4Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part5 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part5 struct {
+	pNetB3  *[10]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r8 *ocannlBenchRowsBackward_rows256Part5) Part(j6 int) {
-	scratch := r8.scratch
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
+	pNetB3, scratch := r8.pNetB3, r8.scratch
+	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row2 := &scratch.net_a2_2[i0+32*j6]
-			net_a2Row := &scratch.net_a2[i0+32*j6]
-			for i1 := range 64 {
-				r7 := net_a2_2Row2[i1]
-				if !(r7 > 0) {
-					r7 = 0
-				}
-				net_a2Row[i1] = r7
+			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
+			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j6]
+			for i1 := range 10 {
+				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
 			}
 		}
 	}
@@ -24050,30 +23291,26 @@ var ocannlBenchRowsBackward_rows256Part5Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part6 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part6 struct {
-	pNetW3  *[640]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchRowsBackward_rows256Part6) Part(j7 int) {
-	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
+		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a2Row2 := &scratch.net_a2[i0+32*j7]
+			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j7]
+			acc4 := float32(math.Inf(-1))
 			for i1 := range 10 {
-				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				acc3 := float32(0)
-				for i2 := range 64 {
-					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
-				}
-				scratch.train_cross_entropy_1_logits_1[i0+32*j7][i1] = acc3
+				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
 			}
+			scratch.train_cross_entropy_1_m[i0+32*j7][0] = acc4
 		}
 	}
 }
@@ -24084,24 +23321,24 @@ var ocannlBenchRowsBackward_rows256Part6Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part7 struct {
-	pNetB3  *[10]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r10 *ocannlBenchRowsBackward_rows256Part7) Part(j8 int) {
-	pNetB3, scratch := r10.pNetB3, r10.scratch
-	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	scratch := r10.scratch
+	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j8]
-			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j8]
+			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
+			train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j8][0]
+			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j8]
 			for i1 := range 10 {
-				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 			}
 		}
 	}
@@ -24119,20 +23356,18 @@ type ocannlBenchRowsBackward_rows256Part8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r11 *ocannlBenchRowsBackward_rows256Part8) Part(j9 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j9]
-			acc4 := float32(math.Inf(-1))
+			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
+			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j9]
 			for i1 := range 10 {
-				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
 			}
-			scratch.train_cross_entropy_1_m[i0+32*j9][0] = acc4
 		}
 	}
 }
@@ -24149,19 +23384,20 @@ type ocannlBenchRowsBackward_rows256Part9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r12 *ocannlBenchRowsBackward_rows256Part9) Part(j10 int) {
 	scratch := r12.scratch
-	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j10]
-			train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j10][0]
-			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j10]
+			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j10]
+			acc5 := float32(0)
 			for i1 := range 10 {
-				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+				acc5 += train_cross_entropy_1_logp_1Row2[i1]
 			}
+			scratch.train_cross_entropy_1_logp_2[i0+32*j10][0] = acc5
 		}
 	}
 }
@@ -24172,23 +23408,28 @@ var ocannlBenchRowsBackward_rows256Part9Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows256Part10 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part10 struct {
-	scratch *ocannlBenchRowsBackward_rows256Scratch
+	scratch       *ocannlBenchRowsBackward_rows256Scratch
+	gNetW3Partial [8][10][64]float32
 }
 
-// Part runs part j11 of the nest (0 <= j11 < 8).
-func (r13 *ocannlBenchRowsBackward_rows256Part10) Part(j11 int) {
-	scratch := r13.scratch
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r17 *ocannlBenchRowsBackward_rows256Part10) Part(j12 int) {
+	scratch, gNetW3Partial := r17.scratch, &r17.gNetW3Partial
+	gNetW3Partial[j12] = [10][64]float32{}
+	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlGemm20AVX512(&gNetW3Partial[j12][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j12][0], &scratch.net_a2[32*j12][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlGemm20AVX2(&gNetW3Partial[j12][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j12][0], &scratch.net_a2[32*j12][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j11]
-			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j11]
+			net_a2Row3 := &scratch.net_a2[i0+32*j12]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j12][i1]
+				gNetW3PartialRow := &gNetW3Partial[j12][i1]
+				for i2 := range 64 {
+					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
+				}
 			}
 		}
 	}
@@ -24200,94 +23441,31 @@ var ocannlBenchRowsBackward_rows256Part10Records rt.Records[ocannlBenchRowsBackw
 // ocannlBenchRowsBackward_rows256Part11 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part11 struct {
-	scratch *ocannlBenchRowsBackward_rows256Scratch
-}
-
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r14 *ocannlBenchRowsBackward_rows256Part11) Part(j12 int) {
-	scratch := r14.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
-	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j12]
-			acc5 := float32(0)
-			for i1 := range 10 {
-				acc5 += train_cross_entropy_1_logp_1Row2[i1]
-			}
-			scratch.train_cross_entropy_1_logp_2[i0+32*j12][0] = acc5
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows256Part11Records holds the free ocannlBenchRowsBackward_rows256Part11 records.
-var ocannlBenchRowsBackward_rows256Part11Records rt.Records[ocannlBenchRowsBackward_rows256Part11]
-
-// ocannlBenchRowsBackward_rows256Part12 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part12 struct {
-	scratch       *ocannlBenchRowsBackward_rows256Scratch
-	gNetW3Partial [8][10][64]float32
-}
-
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r19 *ocannlBenchRowsBackward_rows256Part12) Part(j14 int) {
-	scratch, gNetW3Partial := r19.scratch, &r19.gNetW3Partial
-	gNetW3Partial[j14] = [10][64]float32{}
-	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
-	} else {
-		for i0 := range 32 {
-			net_a2Row3 := &scratch.net_a2[i0+32*j14]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j14][i1]
-				gNetW3PartialRow := &gNetW3Partial[j14][i1]
-				for i2 := range 64 {
-					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows256Part12Records holds the free ocannlBenchRowsBackward_rows256Part12 records.
-var ocannlBenchRowsBackward_rows256Part12Records rt.Records[ocannlBenchRowsBackward_rows256Part12]
-
-// ocannlBenchRowsBackward_rows256Part13 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part13 struct {
 	pNetW3  *[640]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 8).
-func (r20 *ocannlBenchRowsBackward_rows256Part13) Part(j17 int) {
-	pNetW3, scratch := r20.pNetW3, r20.scratch
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r18 *ocannlBenchRowsBackward_rows256Part11) Part(j15 int) {
+	pNetW3, scratch := r18.pNetW3, r18.scratch
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j15][0], &scratch.train_cross_entropy_1_logp_grad[32*j15][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j15][0], &scratch.train_cross_entropy_1_logp_grad[32*j15][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
-			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j17]
+			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j15]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1+3]
 				for i2 := range 64 {
 					acc12 := net_a2_gradRow[i2]
 					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
@@ -24299,7 +23477,7 @@ func (r20 *ocannlBenchRowsBackward_rows256Part13) Part(j17 int) {
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1]
 				for i2 := range 64 {
 					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
@@ -24308,70 +23486,70 @@ func (r20 *ocannlBenchRowsBackward_rows256Part13) Part(j17 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part13Records holds the free ocannlBenchRowsBackward_rows256Part13 records.
-var ocannlBenchRowsBackward_rows256Part13Records rt.Records[ocannlBenchRowsBackward_rows256Part13]
+// ocannlBenchRowsBackward_rows256Part11Records holds the free ocannlBenchRowsBackward_rows256Part11 records.
+var ocannlBenchRowsBackward_rows256Part11Records rt.Records[ocannlBenchRowsBackward_rows256Part11]
 
-// ocannlBenchRowsBackward_rows256Part14 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows256Part12 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part14 struct {
+type ocannlBenchRowsBackward_rows256Part12 struct {
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r23 *ocannlBenchRowsBackward_rows256Part14) Part(j18 int) {
-	scratch := r23.scratch
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r21 *ocannlBenchRowsBackward_rows256Part12) Part(j16 int) {
+	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap29AVX512(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap29AVX2(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row3 := &scratch.net_a2_2[i0+32*j18]
-			net_a2_gradRow2 := &scratch.net_a2_grad[i0+32*j18]
-			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0+32*j18]
+			net_a2Row4 := &scratch.net_a2[i0+32*j16]
+			net_a2_gradRow2 := &scratch.net_a2_grad[i0+32*j16]
+			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0+32*j16]
 			for i1 := range 64 {
-				var r21 float32
-				if 0 < net_a2_2Row3[i1] {
-					r21 = 1
+				var r19 float32
+				if 0 < net_a2Row4[i1] {
+					r19 = 1
 				}
-				r22 := float32(0)
-				if r21 != 0 {
-					r22 = net_a2_gradRow2[i1]
+				r20 := float32(0)
+				if r19 != 0 {
+					r20 = net_a2_gradRow2[i1]
 				}
-				net_a2_2_gradRow[i1] += r22
+				net_a2_2_gradRow[i1] += r20
 			}
 		}
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part14Records holds the free ocannlBenchRowsBackward_rows256Part14 records.
-var ocannlBenchRowsBackward_rows256Part14Records rt.Records[ocannlBenchRowsBackward_rows256Part14]
+// ocannlBenchRowsBackward_rows256Part12Records holds the free ocannlBenchRowsBackward_rows256Part12 records.
+var ocannlBenchRowsBackward_rows256Part12Records rt.Records[ocannlBenchRowsBackward_rows256Part12]
 
-// ocannlBenchRowsBackward_rows256Part15 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows256Part13 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part15 struct {
+type ocannlBenchRowsBackward_rows256Part13 struct {
 	scratch       *ocannlBenchRowsBackward_rows256Scratch
 	gNetB2Partial [8][64]float32
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j19 int) {
-	scratch, gNetB2Partial := r24.scratch, &r24.gNetB2Partial
-	gNetB2Partial[j19] = [64]float32{}
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r22 *ocannlBenchRowsBackward_rows256Part13) Part(j17 int) {
+	scratch, gNetB2Partial := r22.scratch, &r22.gNetB2Partial
+	gNetB2Partial[j17] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX512(&gNetB2Partial[j17][0], &scratch.net_a2_2_grad[32*j17][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX2(&gNetB2Partial[j17][0], &scratch.net_a2_2_grad[32*j17][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
-		gNetB2PartialRow := &gNetB2Partial[j19]
+		gNetB2PartialRow := &gNetB2Partial[j17]
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+32*j19]
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j19+1]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j19+2]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j19+3]
+			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+32*j17]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j17+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j17+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j17+3]
 			for i1 := range 64 {
 				acc13 := gNetB2PartialRow[i1]
 				acc13 += net_a2_2_gradRow2[i1]
@@ -24384,69 +23562,69 @@ func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j19 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part15Records holds the free ocannlBenchRowsBackward_rows256Part15 records.
-var ocannlBenchRowsBackward_rows256Part15Records rt.Records[ocannlBenchRowsBackward_rows256Part15]
+// ocannlBenchRowsBackward_rows256Part13Records holds the free ocannlBenchRowsBackward_rows256Part13 records.
+var ocannlBenchRowsBackward_rows256Part13Records rt.Records[ocannlBenchRowsBackward_rows256Part13]
 
-// ocannlBenchRowsBackward_rows256Part16 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 2 parts, one
+// ocannlBenchRowsBackward_rows256Part14 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 2 parts, one
 // for each 32 values of i2 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part16 struct {
+type ocannlBenchRowsBackward_rows256Part14 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 2).
-func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j21 int) {
-	gNetW2, scratch := r25.gNetW2, r25.scratch
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r23 *ocannlBenchRowsBackward_rows256Part14) Part(j19 int) {
+	gNetW2, scratch := r23.gNetW2, r23.scratch
 	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
+		ocannlGemm22AVX512(&gNetW2[32*j19], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j19])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
+		ocannlGemm22AVX2(&gNetW2[32*j19], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j19])
 	} else {
 		for i0 := range 256 {
 			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
 				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
-				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j21 : 64*i1+32*j21+32])
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j19 : 64*i1+32*j19+32])
 				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j21]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j19]
 				}
 			}
 		}
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part16Records holds the free ocannlBenchRowsBackward_rows256Part16 records.
-var ocannlBenchRowsBackward_rows256Part16Records rt.Records[ocannlBenchRowsBackward_rows256Part16]
+// ocannlBenchRowsBackward_rows256Part14Records holds the free ocannlBenchRowsBackward_rows256Part14 records.
+var ocannlBenchRowsBackward_rows256Part14Records rt.Records[ocannlBenchRowsBackward_rows256Part14]
 
-// ocannlBenchRowsBackward_rows256Part17 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows256Part15 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part17 struct {
+type ocannlBenchRowsBackward_rows256Part15 struct {
 	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r26 *ocannlBenchRowsBackward_rows256Part17) Part(j22 int) {
-	pNetW2, scratch := r26.pNetW2, r26.scratch
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j20 int) {
+	pNetW2, scratch := r24.pNetW2, r24.scratch
 	// float32 broadcast kernel M=32 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
+		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j20][0], &scratch.net_a2_2_grad[32*j20][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
+		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j20][0], &scratch.net_a2_2_grad[32*j20][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j22]
+			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j20]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+32*j22][i1]
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+32*j20][i1]
 				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+32*j22][i1+1]
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+32*j20][i1+1]
 				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+32*j22][i1+2]
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+32*j20][i1+2]
 				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+32*j22][i1+3]
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+32*j20][i1+3]
 				for i2 := range 64 {
 					acc15 := net_a1_gradRow[i2]
 					acc15 += pNetW2Row2[i2] * net_a2_2_gradV2
@@ -24460,70 +23638,70 @@ func (r26 *ocannlBenchRowsBackward_rows256Part17) Part(j22 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part17Records holds the free ocannlBenchRowsBackward_rows256Part17 records.
-var ocannlBenchRowsBackward_rows256Part17Records rt.Records[ocannlBenchRowsBackward_rows256Part17]
+// ocannlBenchRowsBackward_rows256Part15Records holds the free ocannlBenchRowsBackward_rows256Part15 records.
+var ocannlBenchRowsBackward_rows256Part15Records rt.Records[ocannlBenchRowsBackward_rows256Part15]
 
-// ocannlBenchRowsBackward_rows256Part18 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows256Part16 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part18 struct {
+type ocannlBenchRowsBackward_rows256Part16 struct {
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r29 *ocannlBenchRowsBackward_rows256Part18) Part(j23 int) {
-	scratch := r29.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r27 *ocannlBenchRowsBackward_rows256Part16) Part(j21 int) {
+	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap29AVX512(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap29AVX2(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else {
 		for i0 := range 32 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j23]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j23]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j23]
+			net_a1Row4 := &scratch.net_a1[i0+32*j21]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j21]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j21]
 			for i1 := range 64 {
-				var r27 float32
-				if 0 < net_a1_2Row3[i1] {
-					r27 = 1
+				var r25 float32
+				if 0 < net_a1Row4[i1] {
+					r25 = 1
 				}
-				r28 := float32(0)
-				if r27 != 0 {
-					r28 = net_a1_gradRow2[i1]
+				r26 := float32(0)
+				if r25 != 0 {
+					r26 = net_a1_gradRow2[i1]
 				}
-				net_a1_2_gradRow[i1] += r28
+				net_a1_2_gradRow[i1] += r26
 			}
 		}
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part18Records holds the free ocannlBenchRowsBackward_rows256Part18 records.
-var ocannlBenchRowsBackward_rows256Part18Records rt.Records[ocannlBenchRowsBackward_rows256Part18]
+// ocannlBenchRowsBackward_rows256Part16Records holds the free ocannlBenchRowsBackward_rows256Part16 records.
+var ocannlBenchRowsBackward_rows256Part16Records rt.Records[ocannlBenchRowsBackward_rows256Part16]
 
-// ocannlBenchRowsBackward_rows256Part19 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows256Part17 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part19 struct {
+type ocannlBenchRowsBackward_rows256Part17 struct {
 	scratch       *ocannlBenchRowsBackward_rows256Scratch
 	gNetB1Partial [8][64]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r30 *ocannlBenchRowsBackward_rows256Part19) Part(j24 int) {
-	scratch, gNetB1Partial := r30.scratch, &r30.gNetB1Partial
-	gNetB1Partial[j24] = [64]float32{}
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r28 *ocannlBenchRowsBackward_rows256Part17) Part(j22 int) {
+	scratch, gNetB1Partial := r28.scratch, &r28.gNetB1Partial
+	gNetB1Partial[j22] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
+		ocannlReduce43AVX512(&gNetB1Partial[j22][0], &scratch.net_a1_2_grad[32*j22][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
+		ocannlReduce43AVX2(&gNetB1Partial[j22][0], &scratch.net_a1_2_grad[32*j22][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
-		gNetB1PartialRow := &gNetB1Partial[j24]
+		gNetB1PartialRow := &gNetB1Partial[j22]
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j24]
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j24+1]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j24+2]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j24+3]
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j22]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j22+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j22+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j22+3]
 			for i1 := range 64 {
 				acc16 := gNetB1PartialRow[i1]
 				acc16 += net_a1_2_gradRow2[i1]
@@ -24536,31 +23714,31 @@ func (r30 *ocannlBenchRowsBackward_rows256Part19) Part(j24 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part19Records holds the free ocannlBenchRowsBackward_rows256Part19 records.
-var ocannlBenchRowsBackward_rows256Part19Records rt.Records[ocannlBenchRowsBackward_rows256Part19]
+// ocannlBenchRowsBackward_rows256Part17Records holds the free ocannlBenchRowsBackward_rows256Part17 records.
+var ocannlBenchRowsBackward_rows256Part17Records rt.Records[ocannlBenchRowsBackward_rows256Part17]
 
-// ocannlBenchRowsBackward_rows256Part20 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows256Part18 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlBenchRowsBackward_rows256Part20 struct {
+type ocannlBenchRowsBackward_rows256Part18 struct {
 	gNetW1  *[2048]float32
 	x       *[256][32]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j26 int) {
-	gNetW1, x, scratch := r31.gNetW1, r31.x, r31.scratch
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r29 *ocannlBenchRowsBackward_rows256Part18) Part(j24 int) {
+	gNetW1, x, scratch := r29.gNetW1, r29.x, r29.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
+		ocannlGemm24AVX512(&gNetW1[256*j24], &scratch.net_a1_2_grad[0][8*j24], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
+		ocannlGemm24AVX2(&gNetW1[256*j24], &scratch.net_a1_2_grad[0][8*j24], &x[0][0])
 	} else {
 		for i0 := range 256 {
 			xRow2 := &x[i0]
 			for i1 := range 8 {
-				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j26]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j26 : 32*i1+256*j26+32])
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j24]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j24 : 32*i1+256*j24+32])
 				for i2 := range 32 {
 					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
@@ -24569,8 +23747,8 @@ func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j26 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows256Part20Records holds the free ocannlBenchRowsBackward_rows256Part20 records.
-var ocannlBenchRowsBackward_rows256Part20Records rt.Records[ocannlBenchRowsBackward_rows256Part20]
+// ocannlBenchRowsBackward_rows256Part18Records holds the free ocannlBenchRowsBackward_rows256Part18 records.
+var ocannlBenchRowsBackward_rows256Part18Records rt.Records[ocannlBenchRowsBackward_rows256Part18]
 
 // ocannlBenchRowsTrainLoss_rows128 runs a tensor program generated by ocannlgen.
 //
@@ -24750,9 +23928,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -24784,9 +23962,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -24801,9 +23979,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -24835,7 +24013,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -24845,9 +24023,9 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -24949,9 +24127,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows128Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
@@ -25016,9 +24194,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows128Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap30AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
+		ocannlMap30AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &scratch.net_a2_1[i0+16*j4]
@@ -25082,12 +24260,12 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	net.w1: 32 -> 64 (param, parameter pNetW1)
 //	_net/a1.1: 128 | 64 (let, local, in scratch field net_a1_1)
 //	net.b1: 64 (param, parameter pNetB1)
-//	_net/a1.2: 128 | 64 (let, local, in scratch field net_a1_2)
+//	_net/a1.2: 128 | 64 (let, local)
 //	net/a1: 128 | 64 (let, local, in scratch field net_a1)
 //	net.w2: 64 -> 64 (param, parameter pNetW2)
 //	_net/a2.1: 128 | 64 (let, local, in scratch field net_a2_1)
 //	net.b2: 64 (param, parameter pNetB2)
-//	_net/a2.2: 128 | 64 (let, local, in scratch field net_a2_2)
+//	_net/a2.2: 128 | 64 (let, local)
 //	net/a2: 128 | 64 (let, local, in scratch field net_a2)
 //	net.w3: 64 -> 10 (param, parameter pNetW3)
 //	_train.cross_entropy#1/logits.1: 128 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -25120,11 +24298,11 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	train.cross_entropy#1/logits.grad: [128 10] (let, local)
 //	train.cross_entropy#1/m.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [128 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [128 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [128 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [128 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [128 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [128 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -25147,14 +24325,11 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..127:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..127:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -25164,14 +24339,11 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..127:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..127:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -25242,11 +24414,9 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -25260,15 +24430,12 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -25281,15 +24448,12 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	for i0 in 0..127:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..127:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -25330,10 +24494,10 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -25354,10 +24518,10 @@ var ocannlBenchRowsTrainLoss_rows128Part4Records rt.Records[ocannlBenchRowsTrain
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..127:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -25390,43 +24554,33 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	rec.x = x
 	rec.scratch = scratch
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlBenchRowsBackward_rows128Part1Records.Get()
 	rec2.pNetB1 = pNetB1
 	rec2.scratch = scratch
 
-	// net/a1 = pointwise relu of _net/a1.2
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlBenchRowsBackward_rows128Part2Records.Get()
-	rec3.scratch = scratch
-
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// 8 parts of i0 on the pool.
+	rec3 := ocannlBenchRowsBackward_rows128Part2Records.Get()
+	rec3.pNetW2 = pNetW2
+	rec3.scratch = scratch
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlBenchRowsBackward_rows128Part3Records.Get()
-	rec4.pNetW2 = pNetW2
+	rec4.pNetB2 = pNetB2
 	rec4.scratch = scratch
-
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlBenchRowsBackward_rows128Part4Records.Get()
-	rec5.pNetB2 = pNetB2
-	rec5.scratch = scratch
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlBenchRowsBackward_rows128Part5Records.Get()
-	rec6.scratch = scratch
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlBenchRowsBackward_rows128Part6Records.Get()
-	rec7.pNetW3 = pNetW3
-	rec7.scratch = scratch
+	rec5 := ocannlBenchRowsBackward_rows128Part4Records.Get()
+	rec5.pNetW3 = pNetW3
+	rec5.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5)
 	*rec = ocannlBenchRowsBackward_rows128Part0{}
 	ocannlBenchRowsBackward_rows128Part0Records.Put(rec)
 	*rec2 = ocannlBenchRowsBackward_rows128Part1{}
@@ -25437,17 +24591,13 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	ocannlBenchRowsBackward_rows128Part3Records.Put(rec4)
 	*rec5 = ocannlBenchRowsBackward_rows128Part4{}
 	ocannlBenchRowsBackward_rows128Part4Records.Put(rec5)
-	*rec6 = ocannlBenchRowsBackward_rows128Part5{}
-	ocannlBenchRowsBackward_rows128Part5Records.Put(rec6)
-	*rec7 = ocannlBenchRowsBackward_rows128Part6{}
-	ocannlBenchRowsBackward_rows128Part6Records.Put(rec7)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap31AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -25479,9 +24629,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 128 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap32AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -25496,9 +24646,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 1280 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap33AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -25530,7 +24680,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 128 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 128 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -25540,9 +24690,9 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 128 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap35AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 128 {
 			yRow := &y[i0]
@@ -25598,37 +24748,20 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [128][10]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 128 {
-			train_1_gradRow := &scratch.train_1_grad[i0]
-			for i1 := range 10 {
-				train_1_gradRow[i1] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap50AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [128][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 128 {
 			yRow2 := &y[i0]
-			train_1_gradRow2 := &scratch.train_1_grad[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -25656,36 +24789,19 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 128 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap51AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [128][10]float32{}
 		for i0 := range 128 {
 			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 1280 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap52AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else {
-		for i0 := range 128 {
-			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -25709,8 +24825,8 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	for j9 := range 128 {
-		scratch.train_cross_entropy_1_m_argmax_8[j9][0] = 10
+	for j7 := range 128 {
+		scratch.train_cross_entropy_1_m_argmax_8[j7][0] = 10
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
@@ -25726,15 +24842,15 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			for i1 := range 10 {
-				var r10 float32
+				var r8 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r10 = 1
+					r8 = 1
 				}
-				r11 := float32(10)
-				if r10 != 0 {
-					r11 = scratch.ordinals_1[i1]
+				r9 := float32(10)
+				if r8 != 0 {
+					r9 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r11)
+				acc9 = min(acc9, r9)
 			}
 			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
@@ -25743,24 +24859,24 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 128 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 128 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				var r12 float32
+				var r10 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-					r12 = 1
+					r10 = 1
 				}
-				r13 := float32(0)
-				if r12 != 0 {
-					r13 = train_cross_entropy_1_m_gradV
+				r11 := float32(0)
+				if r10 != 0 {
+					r11 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logp_gradRow5[i1] += r13
+				train_cross_entropy_1_logp_gradRow5[i1] += r11
 			}
 		}
 	}
@@ -25848,129 +24964,127 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap39AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap39AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [128][64]float32{}
 		for i0 := range 128 {
-			net_a2_2Row3 := &scratch.net_a2_2[i0]
+			net_a2Row4 := &scratch.net_a2[i0]
 			net_a2_gradRow2 := &scratch.net_a2_grad[i0]
 			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0]
 			for i1 := range 64 {
-				var r14 float32
-				if 0 < net_a2_2Row3[i1] {
-					r14 = 1
+				var r12 float32
+				if 0 < net_a2Row4[i1] {
+					r12 = 1
 				}
-				r15 := float32(0)
-				if r14 != 0 {
-					r15 = net_a2_gradRow2[i1]
+				r13 := float32(0)
+				if r12 != 0 {
+					r13 = net_a2_gradRow2[i1]
 				}
-				net_a2_2_gradRow[i1] += r15
+				net_a2_2_gradRow[i1] += r13
 			}
 		}
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlBenchRowsBackward_rows128Part7Records.Get()
-	rec8.scratch = scratch
-	region.Run(rec8, 8)
+	rec6 := ocannlBenchRowsBackward_rows128Part5Records.Get()
+	rec6.scratch = scratch
+	region.Run(rec6, 8)
 	// The 8 partial sums, added in part order.
-	for j11 := range 64 {
-		acc13 := gNetB2[j11]
-		acc13 += rec8.gNetB2Partial[0][j11]
-		acc13 += rec8.gNetB2Partial[1][j11]
-		acc13 += rec8.gNetB2Partial[2][j11]
-		acc13 += rec8.gNetB2Partial[3][j11]
-		acc13 += rec8.gNetB2Partial[4][j11]
-		acc13 += rec8.gNetB2Partial[5][j11]
-		acc13 += rec8.gNetB2Partial[6][j11]
-		acc13 += rec8.gNetB2Partial[7][j11]
-		gNetB2[j11] = acc13
+	for j9 := range 64 {
+		acc13 := gNetB2[j9]
+		acc13 += rec6.gNetB2Partial[0][j9]
+		acc13 += rec6.gNetB2Partial[1][j9]
+		acc13 += rec6.gNetB2Partial[2][j9]
+		acc13 += rec6.gNetB2Partial[3][j9]
+		acc13 += rec6.gNetB2Partial[4][j9]
+		acc13 += rec6.gNetB2Partial[5][j9]
+		acc13 += rec6.gNetB2Partial[6][j9]
+		acc13 += rec6.gNetB2Partial[7][j9]
+		gNetB2[j9] = acc13
 	}
-	rec8.scratch = nil
-	ocannlBenchRowsBackward_rows128Part7Records.Put(rec8)
+	rec6.scratch = nil
+	ocannlBenchRowsBackward_rows128Part5Records.Put(rec6)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// 2 parts of i2 on the pool.
-	rec9 := ocannlBenchRowsBackward_rows128Part8Records.Get()
-	rec9.gNetW2 = gNetW2
-	rec9.scratch = scratch
-	region.Run(rec9, 2)
-	*rec9 = ocannlBenchRowsBackward_rows128Part8{}
-	ocannlBenchRowsBackward_rows128Part8Records.Put(rec9)
+	rec7 := ocannlBenchRowsBackward_rows128Part6Records.Get()
+	rec7.gNetW2 = gNetW2
+	rec7.scratch = scratch
+	region.Run(rec7, 2)
+	*rec7 = ocannlBenchRowsBackward_rows128Part6{}
+	ocannlBenchRowsBackward_rows128Part6Records.Put(rec7)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [128][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec10 := ocannlBenchRowsBackward_rows128Part9Records.Get()
-	rec10.pNetW2 = pNetW2
-	rec10.scratch = scratch
+	rec8 := ocannlBenchRowsBackward_rows128Part7Records.Get()
+	rec8.pNetW2 = pNetW2
+	rec8.scratch = scratch
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_2_grad = [128][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec11 := ocannlBenchRowsBackward_rows128Part10Records.Get()
-	rec11.scratch = scratch
+	rec9 := ocannlBenchRowsBackward_rows128Part8Records.Get()
+	rec9.scratch = scratch
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// 8 parts of i0 on the pool.
-	rec12 := ocannlBenchRowsBackward_rows128Part11Records.Get()
-	rec12.scratch = scratch
+	rec10 := ocannlBenchRowsBackward_rows128Part9Records.Get()
+	rec10.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec10, rec11, rec12)
-	*rec10 = ocannlBenchRowsBackward_rows128Part9{}
-	ocannlBenchRowsBackward_rows128Part9Records.Put(rec10)
-	*rec11 = ocannlBenchRowsBackward_rows128Part10{}
-	ocannlBenchRowsBackward_rows128Part10Records.Put(rec11)
+	region.RunSeq(8, rec8, rec9, rec10)
+	*rec8 = ocannlBenchRowsBackward_rows128Part7{}
+	ocannlBenchRowsBackward_rows128Part7Records.Put(rec8)
+	*rec9 = ocannlBenchRowsBackward_rows128Part8{}
+	ocannlBenchRowsBackward_rows128Part8Records.Put(rec9)
 	// The 8 partial sums, added in part order.
-	for j16 := range 64 {
-		acc16 := gNetB1[j16]
-		acc16 += rec12.gNetB1Partial[0][j16]
-		acc16 += rec12.gNetB1Partial[1][j16]
-		acc16 += rec12.gNetB1Partial[2][j16]
-		acc16 += rec12.gNetB1Partial[3][j16]
-		acc16 += rec12.gNetB1Partial[4][j16]
-		acc16 += rec12.gNetB1Partial[5][j16]
-		acc16 += rec12.gNetB1Partial[6][j16]
-		acc16 += rec12.gNetB1Partial[7][j16]
-		gNetB1[j16] = acc16
+	for j14 := range 64 {
+		acc16 := gNetB1[j14]
+		acc16 += rec10.gNetB1Partial[0][j14]
+		acc16 += rec10.gNetB1Partial[1][j14]
+		acc16 += rec10.gNetB1Partial[2][j14]
+		acc16 += rec10.gNetB1Partial[3][j14]
+		acc16 += rec10.gNetB1Partial[4][j14]
+		acc16 += rec10.gNetB1Partial[5][j14]
+		acc16 += rec10.gNetB1Partial[6][j14]
+		acc16 += rec10.gNetB1Partial[7][j14]
+		gNetB1[j14] = acc16
 	}
-	rec12.scratch = nil
-	ocannlBenchRowsBackward_rows128Part11Records.Put(rec12)
+	rec10.scratch = nil
+	ocannlBenchRowsBackward_rows128Part9Records.Put(rec10)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec13 := ocannlBenchRowsBackward_rows128Part12Records.Get()
-	rec13.gNetW1 = gNetW1
-	rec13.x = x
-	rec13.scratch = scratch
-	region.Run(rec13, 8)
-	*rec13 = ocannlBenchRowsBackward_rows128Part12{}
-	ocannlBenchRowsBackward_rows128Part12Records.Put(rec13)
+	rec11 := ocannlBenchRowsBackward_rows128Part10Records.Get()
+	rec11.gNetW1 = gNetW1
+	rec11.x = x
+	rec11.scratch = scratch
+	region.Run(rec11, 8)
+	*rec11 = ocannlBenchRowsBackward_rows128Part10{}
+	ocannlBenchRowsBackward_rows128Part10Records.Put(rec11)
 }
 
 // ocannlBenchRowsBackward_rows128Scratch holds the local arrays of ocannlBenchRowsBackward_rows128 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows128Scratch struct {
 	net_a1_1                          [128][64]float32
-	net_a1_2                          [128][64]float32
 	net_a1                            [128][64]float32
 	net_a2_1                          [128][64]float32
-	net_a2_2                          [128][64]float32
 	net_a2                            [128][64]float32
 	train_cross_entropy_1_logits_1    [128][10]float32
 	train_cross_entropy_1_logits      [128][10]float32
@@ -25985,11 +25099,9 @@ type ocannlBenchRowsBackward_rows128Scratch struct {
 	net_a2_2_grad                     [128][64]float32
 	net_a2_grad                       [128][64]float32
 	train_cross_entropy_1_m_grad      [128][1]float32
-	train_cross_entropy_1_logp_1_grad [128][10]float32
 	train_cross_entropy_1_logp_2_grad [128][1]float32
 	train_cross_entropy_1_logp_3_grad [128][1]float32
 	train_cross_entropy_1_logp_grad   [128][10]float32
-	train_1_grad                      [128][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_8  [128][1]float32
@@ -26038,19 +25150,23 @@ type ocannlBenchRowsBackward_rows128Part1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r2 *ocannlBenchRowsBackward_rows128Part1) Part(j2 int) {
-	pNetB1, scratch := r2.pNetB1, r2.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlBenchRowsBackward_rows128Part1) Part(j2 int) {
+	pNetB1, scratch := r3.pNetB1, r3.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX512(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_a1_2[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
+		ocannlMap30AVX2(&scratch.net_a1[16*j2][0], &scratch.net_a1_1[16*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &scratch.net_a1_1[i0+16*j2]
-			net_a1_2Row := &scratch.net_a1_2[i0+16*j2]
+			net_a1Row := &scratch.net_a1[i0+16*j2]
 			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a1Row[i1] = r2
 			}
 		}
 	}
@@ -26062,27 +25178,29 @@ var ocannlBenchRowsBackward_rows128Part1Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows128Part2 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part2 struct {
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchRowsBackward_rows128Part2) Part(j3 int) {
-	scratch := r4.scratch
-	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
+	pNetW2, scratch := r4.pNetW2, r4.scratch
+	// float32 dot kernel M=16 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
+		ocannlGemm26AVX512(&scratch.net_a2_1[16*j3][0], &scratch.net_a1[16*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_a1[16*j3][0], &scratch.net_a1_2[16*j3][0])
+		ocannlGemm26AVX2(&scratch.net_a2_1[16*j3][0], &scratch.net_a1[16*j3][0], &pNetW2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			net_a1_2Row2 := &scratch.net_a1_2[i0+16*j3]
-			net_a1Row := &scratch.net_a1[i0+16*j3]
+			net_a1Row2 := &scratch.net_a1[i0+16*j3]
 			for i1 := range 64 {
-				r3 := net_a1_2Row2[i1]
-				if !(r3 > 0) {
-					r3 = 0
+				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
 				}
-				net_a1Row[i1] = r3
+				scratch.net_a2_1[i0+16*j3][i1] = acc2
 			}
 		}
 	}
@@ -26094,29 +25212,28 @@ var ocannlBenchRowsBackward_rows128Part2Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows128Part3 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part3 struct {
-	pNetW2  *[4096]float32
+	pNetB2  *[64]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
-func (r5 *ocannlBenchRowsBackward_rows128Part3) Part(j4 int) {
-	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=16 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlBenchRowsBackward_rows128Part3) Part(j4 int) {
+	pNetB2, scratch := r6.pNetB2, r6.scratch
+	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&scratch.net_a2_1[16*j4][0], &scratch.net_a1[16*j4][0], &pNetW2[0])
+		ocannlMap30AVX512(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&scratch.net_a2_1[16*j4][0], &scratch.net_a1[16*j4][0], &pNetW2[0])
+		ocannlMap30AVX2(&scratch.net_a2[16*j4][0], &scratch.net_a2_1[16*j4][0], &pNetB2[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			net_a1Row2 := &scratch.net_a1[i0+16*j4]
+			net_a2_1Row := &scratch.net_a2_1[i0+16*j4]
+			net_a2Row := &scratch.net_a2[i0+16*j4]
 			for i1 := range 64 {
-				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				acc2 := float32(0)
-				for i2 := range 64 {
-					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				r5 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r5 > 0) {
+					r5 = 0
 				}
-				scratch.net_a2_1[i0+16*j4][i1] = acc2
+				net_a2Row[i1] = r5
 			}
 		}
 	}
@@ -26128,24 +25245,29 @@ var ocannlBenchRowsBackward_rows128Part3Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows128Part4 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part4 struct {
-	pNetB2  *[64]float32
+	pNetW3  *[640]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
-func (r6 *ocannlBenchRowsBackward_rows128Part4) Part(j5 int) {
-	pNetB2, scratch := r6.pNetB2, r6.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r7 *ocannlBenchRowsBackward_rows128Part4) Part(j5 int) {
+	pNetW3, scratch := r7.pNetW3, r7.scratch
+	// float32 dot kernel M=16 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
+		ocannlGemm27AVX512(&scratch.train_cross_entropy_1_logits_1[16*j5][0], &scratch.net_a2[16*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_a2_2[16*j5][0], &scratch.net_a2_1[16*j5][0], &pNetB2[0])
+		ocannlGemm27AVX2(&scratch.train_cross_entropy_1_logits_1[16*j5][0], &scratch.net_a2[16*j5][0], &pNetW3[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 16 {
-			net_a2_1Row := &scratch.net_a2_1[i0+16*j5]
-			net_a2_2Row := &scratch.net_a2_2[i0+16*j5]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			net_a2Row2 := &scratch.net_a2[i0+16*j5]
+			for i1 := range 10 {
+				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
+				acc3 := float32(0)
+				for i2 := range 64 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+16*j5][i1] = acc3
 			}
 		}
 	}
@@ -26157,93 +25279,27 @@ var ocannlBenchRowsBackward_rows128Part4Records rt.Records[ocannlBenchRowsBackwa
 // ocannlBenchRowsBackward_rows128Part5 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part5 struct {
-	scratch *ocannlBenchRowsBackward_rows128Scratch
-}
-
-// Part runs part j6 of the nest (0 <= j6 < 8).
-func (r8 *ocannlBenchRowsBackward_rows128Part5) Part(j6 int) {
-	scratch := r8.scratch
-	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_a2[16*j6][0], &scratch.net_a2_2[16*j6][0])
-	} else {
-		for i0 := range 16 {
-			net_a2_2Row2 := &scratch.net_a2_2[i0+16*j6]
-			net_a2Row := &scratch.net_a2[i0+16*j6]
-			for i1 := range 64 {
-				r7 := net_a2_2Row2[i1]
-				if !(r7 > 0) {
-					r7 = 0
-				}
-				net_a2Row[i1] = r7
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows128Part5Records holds the free ocannlBenchRowsBackward_rows128Part5 records.
-var ocannlBenchRowsBackward_rows128Part5Records rt.Records[ocannlBenchRowsBackward_rows128Part5]
-
-// ocannlBenchRowsBackward_rows128Part6 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
-// for each 16 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part6 struct {
-	pNetW3  *[640]float32
-	scratch *ocannlBenchRowsBackward_rows128Scratch
-}
-
-// Part runs part j7 of the nest (0 <= j7 < 8).
-func (r9 *ocannlBenchRowsBackward_rows128Part6) Part(j7 int) {
-	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=16 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
-	if ocannlAVX512 {
-		ocannlGemm27AVX512(&scratch.train_cross_entropy_1_logits_1[16*j7][0], &scratch.net_a2[16*j7][0], &pNetW3[0])
-	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&scratch.train_cross_entropy_1_logits_1[16*j7][0], &scratch.net_a2[16*j7][0], &pNetW3[0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			net_a2Row2 := &scratch.net_a2[i0+16*j7]
-			for i1 := range 10 {
-				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				acc3 := float32(0)
-				for i2 := range 64 {
-					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
-				}
-				scratch.train_cross_entropy_1_logits_1[i0+16*j7][i1] = acc3
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows128Part6Records holds the free ocannlBenchRowsBackward_rows128Part6 records.
-var ocannlBenchRowsBackward_rows128Part6Records rt.Records[ocannlBenchRowsBackward_rows128Part6]
-
-// ocannlBenchRowsBackward_rows128Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
-// for each 16 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part7 struct {
 	scratch       *ocannlBenchRowsBackward_rows128Scratch
 	gNetB2Partial [8][64]float32
 }
 
-// Part runs part j10 of the nest (0 <= j10 < 8).
-func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j10 int) {
-	scratch, gNetB2Partial := r16.scratch, &r16.gNetB2Partial
-	gNetB2Partial[j10] = [64]float32{}
+// Part runs part j8 of the nest (0 <= j8 < 8).
+func (r14 *ocannlBenchRowsBackward_rows128Part5) Part(j8 int) {
+	scratch, gNetB2Partial := r14.scratch, &r14.gNetB2Partial
+	gNetB2Partial[j8] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&gNetB2Partial[j10][0], &scratch.net_a2_2_grad[16*j10][0])
+		ocannlReduce50AVX512(&gNetB2Partial[j8][0], &scratch.net_a2_2_grad[16*j8][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetB2Partial[j10][0], &scratch.net_a2_2_grad[16*j10][0])
+		ocannlReduce50AVX2(&gNetB2Partial[j8][0], &scratch.net_a2_2_grad[16*j8][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
-		gNetB2PartialRow := &gNetB2Partial[j10]
+		gNetB2PartialRow := &gNetB2Partial[j8]
 		for i0 := 0; i0 < 16; i0 += 4 {
-			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+16*j10]
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+16*j10+1]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+16*j10+2]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+16*j10+3]
+			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+16*j8]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+16*j8+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+16*j8+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+16*j8+3]
 			for i1 := range 64 {
 				acc12 := gNetB2PartialRow[i1]
 				acc12 += net_a2_2_gradRow2[i1]
@@ -26256,69 +25312,69 @@ func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j10 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows128Part7Records holds the free ocannlBenchRowsBackward_rows128Part7 records.
-var ocannlBenchRowsBackward_rows128Part7Records rt.Records[ocannlBenchRowsBackward_rows128Part7]
+// ocannlBenchRowsBackward_rows128Part5Records holds the free ocannlBenchRowsBackward_rows128Part5 records.
+var ocannlBenchRowsBackward_rows128Part5Records rt.Records[ocannlBenchRowsBackward_rows128Part5]
 
-// ocannlBenchRowsBackward_rows128Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 2 parts, one
+// ocannlBenchRowsBackward_rows128Part6 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 2 parts, one
 // for each 32 values of i2 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part8 struct {
+type ocannlBenchRowsBackward_rows128Part6 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 2).
-func (r17 *ocannlBenchRowsBackward_rows128Part8) Part(j12 int) {
-	gNetW2, scratch := r17.gNetW2, r17.scratch
+// Part runs part j10 of the nest (0 <= j10 < 2).
+func (r15 *ocannlBenchRowsBackward_rows128Part6) Part(j10 int) {
+	gNetW2, scratch := r15.gNetW2, r15.scratch
 	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&gNetW2[32*j12], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j12])
+		ocannlGemm30AVX512(&gNetW2[32*j10], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j10])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&gNetW2[32*j12], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j12])
+		ocannlGemm30AVX2(&gNetW2[32*j10], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j10])
 	} else {
 		for i0 := range 128 {
 			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
 				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
-				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j12 : 64*i1+32*j12+32])
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j10 : 64*i1+32*j10+32])
 				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j12]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j10]
 				}
 			}
 		}
 	}
 }
 
-// ocannlBenchRowsBackward_rows128Part8Records holds the free ocannlBenchRowsBackward_rows128Part8 records.
-var ocannlBenchRowsBackward_rows128Part8Records rt.Records[ocannlBenchRowsBackward_rows128Part8]
+// ocannlBenchRowsBackward_rows128Part6Records holds the free ocannlBenchRowsBackward_rows128Part6 records.
+var ocannlBenchRowsBackward_rows128Part6Records rt.Records[ocannlBenchRowsBackward_rows128Part6]
 
-// ocannlBenchRowsBackward_rows128Part9 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows128Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part9 struct {
+type ocannlBenchRowsBackward_rows128Part7 struct {
 	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r18 *ocannlBenchRowsBackward_rows128Part9) Part(j13 int) {
-	pNetW2, scratch := r18.pNetW2, r18.scratch
+// Part runs part j11 of the nest (0 <= j11 < 8).
+func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j11 int) {
+	pNetW2, scratch := r16.pNetW2, r16.scratch
 	// float32 broadcast kernel M=16 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_a1_grad[16*j13][0], &scratch.net_a2_2_grad[16*j13][0], &pNetW2[0])
+		ocannlGemm31AVX512(&scratch.net_a1_grad[16*j11][0], &scratch.net_a2_2_grad[16*j11][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_a1_grad[16*j13][0], &scratch.net_a2_2_grad[16*j13][0], &pNetW2[0])
+		ocannlGemm31AVX2(&scratch.net_a1_grad[16*j11][0], &scratch.net_a2_2_grad[16*j11][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 16 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+16*j13]
+			net_a1_gradRow := &scratch.net_a1_grad[i0+16*j11]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+16*j13][i1]
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+16*j11][i1]
 				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+16*j13][i1+1]
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+16*j11][i1+1]
 				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+16*j13][i1+2]
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+16*j11][i1+2]
 				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+16*j13][i1+3]
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+16*j11][i1+3]
 				for i2 := range 64 {
 					acc14 := net_a1_gradRow[i2]
 					acc14 += pNetW2Row2[i2] * net_a2_2_gradV2
@@ -26332,70 +25388,70 @@ func (r18 *ocannlBenchRowsBackward_rows128Part9) Part(j13 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows128Part9Records holds the free ocannlBenchRowsBackward_rows128Part9 records.
-var ocannlBenchRowsBackward_rows128Part9Records rt.Records[ocannlBenchRowsBackward_rows128Part9]
+// ocannlBenchRowsBackward_rows128Part7Records holds the free ocannlBenchRowsBackward_rows128Part7 records.
+var ocannlBenchRowsBackward_rows128Part7Records rt.Records[ocannlBenchRowsBackward_rows128Part7]
 
-// ocannlBenchRowsBackward_rows128Part10 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows128Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part10 struct {
+type ocannlBenchRowsBackward_rows128Part8 struct {
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r21 *ocannlBenchRowsBackward_rows128Part10) Part(j14 int) {
-	scratch := r21.scratch
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r19 *ocannlBenchRowsBackward_rows128Part8) Part(j12 int) {
+	scratch := r19.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+		ocannlMap40AVX512(&scratch.net_a1_2_grad[16*j12][0], &scratch.net_a1[16*j12][0], &scratch.net_a1_grad[16*j12][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+		ocannlMap40AVX2(&scratch.net_a1_2_grad[16*j12][0], &scratch.net_a1[16*j12][0], &scratch.net_a1_grad[16*j12][0])
 	} else {
 		for i0 := range 16 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+16*j14]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+16*j14]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+16*j14]
+			net_a1Row4 := &scratch.net_a1[i0+16*j12]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0+16*j12]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+16*j12]
 			for i1 := range 64 {
-				var r19 float32
-				if 0 < net_a1_2Row3[i1] {
-					r19 = 1
+				var r17 float32
+				if 0 < net_a1Row4[i1] {
+					r17 = 1
 				}
-				r20 := float32(0)
-				if r19 != 0 {
-					r20 = net_a1_gradRow2[i1]
+				r18 := float32(0)
+				if r17 != 0 {
+					r18 = net_a1_gradRow2[i1]
 				}
-				net_a1_2_gradRow[i1] += r20
+				net_a1_2_gradRow[i1] += r18
 			}
 		}
 	}
 }
 
-// ocannlBenchRowsBackward_rows128Part10Records holds the free ocannlBenchRowsBackward_rows128Part10 records.
-var ocannlBenchRowsBackward_rows128Part10Records rt.Records[ocannlBenchRowsBackward_rows128Part10]
+// ocannlBenchRowsBackward_rows128Part8Records holds the free ocannlBenchRowsBackward_rows128Part8 records.
+var ocannlBenchRowsBackward_rows128Part8Records rt.Records[ocannlBenchRowsBackward_rows128Part8]
 
-// ocannlBenchRowsBackward_rows128Part11 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows128Part9 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 16 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part11 struct {
+type ocannlBenchRowsBackward_rows128Part9 struct {
 	scratch       *ocannlBenchRowsBackward_rows128Scratch
 	gNetB1Partial [8][64]float32
 }
 
-// Part runs part j15 of the nest (0 <= j15 < 8).
-func (r22 *ocannlBenchRowsBackward_rows128Part11) Part(j15 int) {
-	scratch, gNetB1Partial := r22.scratch, &r22.gNetB1Partial
-	gNetB1Partial[j15] = [64]float32{}
+// Part runs part j13 of the nest (0 <= j13 < 8).
+func (r20 *ocannlBenchRowsBackward_rows128Part9) Part(j13 int) {
+	scratch, gNetB1Partial := r20.scratch, &r20.gNetB1Partial
+	gNetB1Partial[j13] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce50AVX512(&gNetB1Partial[j15][0], &scratch.net_a1_2_grad[16*j15][0])
+		ocannlReduce50AVX512(&gNetB1Partial[j13][0], &scratch.net_a1_2_grad[16*j13][0])
 	} else if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetB1Partial[j15][0], &scratch.net_a1_2_grad[16*j15][0])
+		ocannlReduce50AVX2(&gNetB1Partial[j13][0], &scratch.net_a1_2_grad[16*j13][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
-		gNetB1PartialRow := &gNetB1Partial[j15]
+		gNetB1PartialRow := &gNetB1Partial[j13]
 		for i0 := 0; i0 < 16; i0 += 4 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+16*j15]
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+16*j15+1]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+16*j15+2]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+16*j15+3]
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+16*j13]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+16*j13+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+16*j13+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+16*j13+3]
 			for i1 := range 64 {
 				acc15 := gNetB1PartialRow[i1]
 				acc15 += net_a1_2_gradRow2[i1]
@@ -26408,31 +25464,31 @@ func (r22 *ocannlBenchRowsBackward_rows128Part11) Part(j15 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows128Part11Records holds the free ocannlBenchRowsBackward_rows128Part11 records.
-var ocannlBenchRowsBackward_rows128Part11Records rt.Records[ocannlBenchRowsBackward_rows128Part11]
+// ocannlBenchRowsBackward_rows128Part9Records holds the free ocannlBenchRowsBackward_rows128Part9 records.
+var ocannlBenchRowsBackward_rows128Part9Records rt.Records[ocannlBenchRowsBackward_rows128Part9]
 
-// ocannlBenchRowsBackward_rows128Part12 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows128Part10 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlBenchRowsBackward_rows128Part12 struct {
+type ocannlBenchRowsBackward_rows128Part10 struct {
 	gNetW1  *[2048]float32
 	x       *[128][32]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 8).
-func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j17 int) {
-	gNetW1, x, scratch := r23.gNetW1, r23.x, r23.scratch
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r21 *ocannlBenchRowsBackward_rows128Part10) Part(j15 int) {
+	gNetW1, x, scratch := r21.gNetW1, r21.x, r21.scratch
 	// float32 broadcast kernel M=8 N=32 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&gNetW1[256*j17], &scratch.net_a1_2_grad[0][8*j17], &x[0][0])
+		ocannlGemm32AVX512(&gNetW1[256*j15], &scratch.net_a1_2_grad[0][8*j15], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&gNetW1[256*j17], &scratch.net_a1_2_grad[0][8*j17], &x[0][0])
+		ocannlGemm32AVX2(&gNetW1[256*j15], &scratch.net_a1_2_grad[0][8*j15], &x[0][0])
 	} else {
 		for i0 := range 128 {
 			xRow2 := &x[i0]
 			for i1 := range 8 {
-				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j17]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j17 : 32*i1+256*j17+32])
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j15]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j15 : 32*i1+256*j15+32])
 				for i2 := range 32 {
 					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
@@ -26441,8 +25497,8 @@ func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j17 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows128Part12Records holds the free ocannlBenchRowsBackward_rows128Part12 records.
-var ocannlBenchRowsBackward_rows128Part12Records rt.Records[ocannlBenchRowsBackward_rows128Part12]
+// ocannlBenchRowsBackward_rows128Part10Records holds the free ocannlBenchRowsBackward_rows128Part10 records.
+var ocannlBenchRowsBackward_rows128Part10Records rt.Records[ocannlBenchRowsBackward_rows128Part10]
 
 // ocannlBenchRowsTrainLoss_rows64 runs a tensor program generated by ocannlgen.
 //
@@ -26622,9 +25678,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -26656,9 +25712,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -26673,9 +25729,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -26707,7 +25763,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -26717,9 +25773,9 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -26821,9 +25877,9 @@ func (r3 *ocannlBenchRowsTrainLoss_rows64Part1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
@@ -26888,9 +25944,9 @@ func (r6 *ocannlBenchRowsTrainLoss_rows64Part3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap41AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
+		ocannlMap41AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &scratch.net_a2_1[i0+8*j4]
@@ -26954,12 +26010,12 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	net.w1: 32 -> 64 (param, parameter pNetW1)
 //	_net/a1.1: 64 | 64 (let, local, in scratch field net_a1_1)
 //	net.b1: 64 (param, parameter pNetB1)
-//	_net/a1.2: 64 | 64 (let, local, in scratch field net_a1_2)
+//	_net/a1.2: 64 | 64 (let, local)
 //	net/a1: 64 | 64 (let, local, in scratch field net_a1)
 //	net.w2: 64 -> 64 (param, parameter pNetW2)
 //	_net/a2.1: 64 | 64 (let, local, in scratch field net_a2_1)
 //	net.b2: 64 (param, parameter pNetB2)
-//	_net/a2.2: 64 | 64 (let, local, in scratch field net_a2_2)
+//	_net/a2.2: 64 | 64 (let, local)
 //	net/a2: 64 | 64 (let, local, in scratch field net_a2)
 //	net.w3: 64 -> 10 (param, parameter pNetW3)
 //	_train.cross_entropy#1/logits.1: 64 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -26992,11 +26048,11 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	train.cross_entropy#1/logits.grad: [64 10] (let, local)
 //	train.cross_entropy#1/m.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [64 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [64 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [64 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [64 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [64 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [64 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -27019,14 +26075,11 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..63:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..63:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -27036,14 +26089,11 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..63:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..63:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -27114,11 +26164,9 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -27132,15 +26180,12 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -27153,15 +26198,12 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..63:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..63:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -27202,10 +26244,10 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -27226,10 +26268,10 @@ var ocannlBenchRowsTrainLoss_rows64Part4Records rt.Records[ocannlBenchRowsTrainL
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..63:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -27262,43 +26304,33 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	rec.x = x
 	rec.scratch = scratch
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlBenchRowsBackward_rows64Part1Records.Get()
 	rec2.pNetB1 = pNetB1
 	rec2.scratch = scratch
 
-	// net/a1 = pointwise relu of _net/a1.2
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlBenchRowsBackward_rows64Part2Records.Get()
-	rec3.scratch = scratch
-
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// 8 parts of i0 on the pool.
+	rec3 := ocannlBenchRowsBackward_rows64Part2Records.Get()
+	rec3.pNetW2 = pNetW2
+	rec3.scratch = scratch
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlBenchRowsBackward_rows64Part3Records.Get()
-	rec4.pNetW2 = pNetW2
+	rec4.pNetB2 = pNetB2
 	rec4.scratch = scratch
-
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlBenchRowsBackward_rows64Part4Records.Get()
-	rec5.pNetB2 = pNetB2
-	rec5.scratch = scratch
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlBenchRowsBackward_rows64Part5Records.Get()
-	rec6.scratch = scratch
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlBenchRowsBackward_rows64Part6Records.Get()
-	rec7.pNetW3 = pNetW3
-	rec7.scratch = scratch
+	rec5 := ocannlBenchRowsBackward_rows64Part4Records.Get()
+	rec5.pNetW3 = pNetW3
+	rec5.scratch = scratch
 
-	// The 7 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5)
 	*rec = ocannlBenchRowsBackward_rows64Part0{}
 	ocannlBenchRowsBackward_rows64Part0Records.Put(rec)
 	*rec2 = ocannlBenchRowsBackward_rows64Part1{}
@@ -27309,17 +26341,13 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	ocannlBenchRowsBackward_rows64Part3Records.Put(rec4)
 	*rec5 = ocannlBenchRowsBackward_rows64Part4{}
 	ocannlBenchRowsBackward_rows64Part4Records.Put(rec5)
-	*rec6 = ocannlBenchRowsBackward_rows64Part5{}
-	ocannlBenchRowsBackward_rows64Part5Records.Put(rec6)
-	*rec7 = ocannlBenchRowsBackward_rows64Part6{}
-	ocannlBenchRowsBackward_rows64Part6Records.Put(rec7)
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap57AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap57AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap42AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -27351,9 +26379,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 64 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap58AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap58AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap43AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -27368,9 +26396,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 640 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap59AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap59AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap44AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -27402,7 +26430,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 64 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap60AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 64 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -27412,9 +26440,9 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 64 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap61AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap61AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap46AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 64 {
 			yRow := &y[i0]
@@ -27470,37 +26498,20 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 64
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap64AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap64AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [64][10]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 64 {
-			train_1_gradRow := &scratch.train_1_grad[i0]
-			for i1 := range 10 {
-				train_1_gradRow[i1] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap65AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap47AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap65AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [64][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 64 {
 			yRow2 := &y[i0]
-			train_1_gradRow2 := &scratch.train_1_grad[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -27528,36 +26539,19 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 64 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap66AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap48AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap66AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap48AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [64][10]float32{}
 		for i0 := range 64 {
 			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 640 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap67AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else {
-		for i0 := range 64 {
-			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -27581,8 +26575,8 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	for j9 := range 64 {
-		scratch.train_cross_entropy_1_m_argmax_8[j9][0] = 10
+	for j7 := range 64 {
+		scratch.train_cross_entropy_1_m_argmax_8[j7][0] = 10
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
@@ -27598,15 +26592,15 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			for i1 := range 10 {
-				var r10 float32
+				var r8 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r10 = 1
+					r8 = 1
 				}
-				r11 := float32(10)
-				if r10 != 0 {
-					r11 = scratch.ordinals_1[i1]
+				r9 := float32(10)
+				if r8 != 0 {
+					r9 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r11)
+				acc9 = min(acc9, r9)
 			}
 			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
@@ -27615,24 +26609,24 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 64 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap68AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap49AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap49AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 64 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				var r12 float32
+				var r10 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-					r12 = 1
+					r10 = 1
 				}
-				r13 := float32(0)
-				if r12 != 0 {
-					r13 = train_cross_entropy_1_m_gradV
+				r11 := float32(0)
+				if r10 != 0 {
+					r11 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logp_gradRow5[i1] += r13
+				train_cross_entropy_1_logp_gradRow5[i1] += r11
 			}
 		}
 	}
@@ -27720,28 +26714,28 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap50AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap50AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [64][64]float32{}
 		for i0 := range 64 {
-			net_a2_2Row3 := &scratch.net_a2_2[i0]
+			net_a2Row4 := &scratch.net_a2[i0]
 			net_a2_gradRow2 := &scratch.net_a2_grad[i0]
 			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0]
 			for i1 := range 64 {
-				var r14 float32
-				if 0 < net_a2_2Row3[i1] {
-					r14 = 1
+				var r12 float32
+				if 0 < net_a2Row4[i1] {
+					r12 = 1
 				}
-				r15 := float32(0)
-				if r14 != 0 {
-					r15 = net_a2_gradRow2[i1]
+				r13 := float32(0)
+				if r12 != 0 {
+					r13 = net_a2_gradRow2[i1]
 				}
-				net_a2_2_gradRow[i1] += r15
+				net_a2_2_gradRow[i1] += r13
 			}
 		}
 	}
@@ -27772,49 +26766,49 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// 2 parts of i2 on the pool.
-	rec8 := ocannlBenchRowsBackward_rows64Part7Records.Get()
-	rec8.gNetW2 = gNetW2
-	rec8.scratch = scratch
+	rec6 := ocannlBenchRowsBackward_rows64Part5Records.Get()
+	rec6.gNetW2 = gNetW2
+	rec6.scratch = scratch
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [64][64]float32{}
 	}
 	// 2 parts of i2 on the pool.
-	rec9 := ocannlBenchRowsBackward_rows64Part8Records.Get()
-	rec9.pNetW2 = pNetW2
-	rec9.scratch = scratch
+	rec7 := ocannlBenchRowsBackward_rows64Part6Records.Get()
+	rec7.pNetW2 = pNetW2
+	rec7.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(2, rec8, rec9)
-	*rec8 = ocannlBenchRowsBackward_rows64Part7{}
-	ocannlBenchRowsBackward_rows64Part7Records.Put(rec8)
-	*rec9 = ocannlBenchRowsBackward_rows64Part8{}
-	ocannlBenchRowsBackward_rows64Part8Records.Put(rec9)
+	region.RunSeq(2, rec6, rec7)
+	*rec6 = ocannlBenchRowsBackward_rows64Part5{}
+	ocannlBenchRowsBackward_rows64Part5Records.Put(rec6)
+	*rec7 = ocannlBenchRowsBackward_rows64Part6{}
+	ocannlBenchRowsBackward_rows64Part6Records.Put(rec7)
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap69AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap50AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap50AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [64][64]float32{}
 		for i0 := range 64 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0]
+			net_a1Row4 := &scratch.net_a1[i0]
 			net_a1_gradRow2 := &scratch.net_a1_grad[i0]
 			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0]
 			for i1 := range 64 {
-				var r18 float32
-				if 0 < net_a1_2Row3[i1] {
-					r18 = 1
+				var r16 float32
+				if 0 < net_a1Row4[i1] {
+					r16 = 1
 				}
-				r19 := float32(0)
-				if r18 != 0 {
-					r19 = net_a1_gradRow2[i1]
+				r17 := float32(0)
+				if r16 != 0 {
+					r17 = net_a1_gradRow2[i1]
 				}
-				net_a1_2_gradRow[i1] += r19
+				net_a1_2_gradRow[i1] += r17
 			}
 		}
 	}
@@ -27848,23 +26842,21 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec10 := ocannlBenchRowsBackward_rows64Part9Records.Get()
-	rec10.gNetW1 = gNetW1
-	rec10.x = x
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
-	*rec10 = ocannlBenchRowsBackward_rows64Part9{}
-	ocannlBenchRowsBackward_rows64Part9Records.Put(rec10)
+	rec8 := ocannlBenchRowsBackward_rows64Part7Records.Get()
+	rec8.gNetW1 = gNetW1
+	rec8.x = x
+	rec8.scratch = scratch
+	region.Run(rec8, 8)
+	*rec8 = ocannlBenchRowsBackward_rows64Part7{}
+	ocannlBenchRowsBackward_rows64Part7Records.Put(rec8)
 }
 
 // ocannlBenchRowsBackward_rows64Scratch holds the local arrays of ocannlBenchRowsBackward_rows64 too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows64Scratch struct {
 	net_a1_1                          [64][64]float32
-	net_a1_2                          [64][64]float32
 	net_a1                            [64][64]float32
 	net_a2_1                          [64][64]float32
-	net_a2_2                          [64][64]float32
 	net_a2                            [64][64]float32
 	train_cross_entropy_1_logits_1    [64][10]float32
 	train_cross_entropy_1_logits      [64][10]float32
@@ -27879,11 +26871,9 @@ type ocannlBenchRowsBackward_rows64Scratch struct {
 	net_a2_2_grad                     [64][64]float32
 	net_a2_grad                       [64][64]float32
 	train_cross_entropy_1_m_grad      [64][1]float32
-	train_cross_entropy_1_logp_1_grad [64][10]float32
 	train_cross_entropy_1_logp_2_grad [64][1]float32
 	train_cross_entropy_1_logp_3_grad [64][1]float32
 	train_cross_entropy_1_logp_grad   [64][10]float32
-	train_1_grad                      [64][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_8  [64][1]float32
@@ -27932,19 +26922,23 @@ type ocannlBenchRowsBackward_rows64Part1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r2 *ocannlBenchRowsBackward_rows64Part1) Part(j2 int) {
-	pNetB1, scratch := r2.pNetB1, r2.scratch
-	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlBenchRowsBackward_rows64Part1) Part(j2 int) {
+	pNetB1, scratch := r3.pNetB1, r3.scratch
+	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX512(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_a1_2[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
+		ocannlMap41AVX2(&scratch.net_a1[8*j2][0], &scratch.net_a1_1[8*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &scratch.net_a1_1[i0+8*j2]
-			net_a1_2Row := &scratch.net_a1_2[i0+8*j2]
+			net_a1Row := &scratch.net_a1[i0+8*j2]
 			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a1Row[i1] = r2
 			}
 		}
 	}
@@ -27956,27 +26950,29 @@ var ocannlBenchRowsBackward_rows64Part1Records rt.Records[ocannlBenchRowsBackwar
 // ocannlBenchRowsBackward_rows64Part2 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part2 struct {
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchRowsBackward_rows64Part2) Part(j3 int) {
-	scratch := r4.scratch
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+	pNetW2, scratch := r4.pNetW2, r4.scratch
+	// float32 dot kernel M=8 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
+		ocannlGemm34AVX512(&scratch.net_a2_1[8*j3][0], &scratch.net_a1[8*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_a1[8*j3][0], &scratch.net_a1_2[8*j3][0])
+		ocannlGemm34AVX2(&scratch.net_a2_1[8*j3][0], &scratch.net_a1[8*j3][0], &pNetW2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			net_a1_2Row2 := &scratch.net_a1_2[i0+8*j3]
-			net_a1Row := &scratch.net_a1[i0+8*j3]
+			net_a1Row2 := &scratch.net_a1[i0+8*j3]
 			for i1 := range 64 {
-				r3 := net_a1_2Row2[i1]
-				if !(r3 > 0) {
-					r3 = 0
+				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
 				}
-				net_a1Row[i1] = r3
+				scratch.net_a2_1[i0+8*j3][i1] = acc2
 			}
 		}
 	}
@@ -27988,29 +26984,28 @@ var ocannlBenchRowsBackward_rows64Part2Records rt.Records[ocannlBenchRowsBackwar
 // ocannlBenchRowsBackward_rows64Part3 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part3 struct {
-	pNetW2  *[4096]float32
+	pNetB2  *[64]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
-func (r5 *ocannlBenchRowsBackward_rows64Part3) Part(j4 int) {
-	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=8 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlBenchRowsBackward_rows64Part3) Part(j4 int) {
+	pNetB2, scratch := r6.pNetB2, r6.scratch
+	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&scratch.net_a2_1[8*j4][0], &scratch.net_a1[8*j4][0], &pNetW2[0])
+		ocannlMap41AVX512(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&scratch.net_a2_1[8*j4][0], &scratch.net_a1[8*j4][0], &pNetW2[0])
+		ocannlMap41AVX2(&scratch.net_a2[8*j4][0], &scratch.net_a2_1[8*j4][0], &pNetB2[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			net_a1Row2 := &scratch.net_a1[i0+8*j4]
+			net_a2_1Row := &scratch.net_a2_1[i0+8*j4]
+			net_a2Row := &scratch.net_a2[i0+8*j4]
 			for i1 := range 64 {
-				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				acc2 := float32(0)
-				for i2 := range 64 {
-					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				r5 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r5 > 0) {
+					r5 = 0
 				}
-				scratch.net_a2_1[i0+8*j4][i1] = acc2
+				net_a2Row[i1] = r5
 			}
 		}
 	}
@@ -28022,24 +27017,29 @@ var ocannlBenchRowsBackward_rows64Part3Records rt.Records[ocannlBenchRowsBackwar
 // ocannlBenchRowsBackward_rows64Part4 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
 // for each 8 values of i0 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part4 struct {
-	pNetB2  *[64]float32
+	pNetW3  *[640]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
-func (r6 *ocannlBenchRowsBackward_rows64Part4) Part(j5 int) {
-	pNetB2, scratch := r6.pNetB2, r6.scratch
-	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r7 *ocannlBenchRowsBackward_rows64Part4) Part(j5 int) {
+	pNetW3, scratch := r7.pNetW3, r7.scratch
+	// float32 dot kernel M=8 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
+		ocannlGemm35AVX512(&scratch.train_cross_entropy_1_logits_1[8*j5][0], &scratch.net_a2[8*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&scratch.net_a2_2[8*j5][0], &scratch.net_a2_1[8*j5][0], &pNetB2[0])
+		ocannlGemm35AVX2(&scratch.train_cross_entropy_1_logits_1[8*j5][0], &scratch.net_a2[8*j5][0], &pNetW3[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 8 {
-			net_a2_1Row := &scratch.net_a2_1[i0+8*j5]
-			net_a2_2Row := &scratch.net_a2_2[i0+8*j5]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			net_a2Row2 := &scratch.net_a2[i0+8*j5]
+			for i1 := range 10 {
+				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
+				acc3 := float32(0)
+				for i2 := range 64 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+8*j5][i1] = acc3
 			}
 		}
 	}
@@ -28048,30 +27048,30 @@ func (r6 *ocannlBenchRowsBackward_rows64Part4) Part(j5 int) {
 // ocannlBenchRowsBackward_rows64Part4Records holds the free ocannlBenchRowsBackward_rows64Part4 records.
 var ocannlBenchRowsBackward_rows64Part4Records rt.Records[ocannlBenchRowsBackward_rows64Part4]
 
-// ocannlBenchRowsBackward_rows64Part5 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlBenchRowsBackward_rows64Part5 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part5 struct {
+	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
-// Part runs part j6 of the nest (0 <= j6 < 8).
-func (r8 *ocannlBenchRowsBackward_rows64Part5) Part(j6 int) {
-	scratch := r8.scratch
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
+// Part runs part j8 of the nest (0 <= j8 < 2).
+func (r14 *ocannlBenchRowsBackward_rows64Part5) Part(j8 int) {
+	gNetW2, scratch := r14.gNetW2, r14.scratch
+	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap63AVX512(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
+		ocannlGemm38AVX512(&gNetW2[32*j8], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j8])
 	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&scratch.net_a2[8*j6][0], &scratch.net_a2_2[8*j6][0])
+		ocannlGemm38AVX2(&gNetW2[32*j8], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j8])
 	} else {
-		for i0 := range 8 {
-			net_a2_2Row2 := &scratch.net_a2_2[i0+8*j6]
-			net_a2Row := &scratch.net_a2[i0+8*j6]
+		for i0 := range 64 {
+			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				r7 := net_a2_2Row2[i1]
-				if !(r7 > 0) {
-					r7 = 0
+				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j8 : 64*i1+32*j8+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j8]
 				}
-				net_a2Row[i1] = r7
 			}
 		}
 	}
@@ -28080,32 +27080,42 @@ func (r8 *ocannlBenchRowsBackward_rows64Part5) Part(j6 int) {
 // ocannlBenchRowsBackward_rows64Part5Records holds the free ocannlBenchRowsBackward_rows64Part5 records.
 var ocannlBenchRowsBackward_rows64Part5Records rt.Records[ocannlBenchRowsBackward_rows64Part5]
 
-// ocannlBenchRowsBackward_rows64Part6 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlBenchRowsBackward_rows64Part6 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part6 struct {
-	pNetW3  *[640]float32
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
-// Part runs part j7 of the nest (0 <= j7 < 8).
-func (r9 *ocannlBenchRowsBackward_rows64Part6) Part(j7 int) {
-	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=8 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+// Part runs part j9 of the nest (0 <= j9 < 2).
+func (r15 *ocannlBenchRowsBackward_rows64Part6) Part(j9 int) {
+	pNetW2, scratch := r15.pNetW2, r15.scratch
+	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&scratch.train_cross_entropy_1_logits_1[8*j7][0], &scratch.net_a2[8*j7][0], &pNetW3[0])
+		ocannlGemm39AVX512(&scratch.net_a1_grad[0][32*j9], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j9])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&scratch.train_cross_entropy_1_logits_1[8*j7][0], &scratch.net_a2[8*j7][0], &pNetW3[0])
+		ocannlGemm39AVX2(&scratch.net_a1_grad[0][32*j9], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j9])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_a2Row2 := &scratch.net_a2[i0+8*j7]
-			for i1 := range 10 {
-				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				acc3 := float32(0)
-				for i2 := range 64 {
-					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 64 {
+			net_a1_gradRow := &scratch.net_a1_grad[i0]
+			for i1 := 0; i1 < 64; i1 += 4 {
+				pNetW2Row2 := (*[32]float32)(pNetW2[64*i1+32*j9 : 64*i1+32*j9+32])
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0][i1]
+				pNetW2Row3 := (*[32]float32)(pNetW2[64*i1+32*j9+64 : 64*i1+32*j9+96])
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0][i1+1]
+				pNetW2Row4 := (*[32]float32)(pNetW2[64*i1+32*j9+128 : 64*i1+32*j9+160])
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0][i1+2]
+				pNetW2Row5 := (*[32]float32)(pNetW2[64*i1+32*j9+192 : 64*i1+32*j9+224])
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0][i1+3]
+				for i2 := range 32 {
+					acc13 := net_a1_gradRow[i2+32*j9]
+					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
+					net_a1_gradRow[i2+32*j9] = acc13
 				}
-				scratch.train_cross_entropy_1_logits_1[i0+8*j7][i1] = acc3
 			}
 		}
 	}
@@ -28114,104 +27124,28 @@ func (r9 *ocannlBenchRowsBackward_rows64Part6) Part(j7 int) {
 // ocannlBenchRowsBackward_rows64Part6Records holds the free ocannlBenchRowsBackward_rows64Part6 records.
 var ocannlBenchRowsBackward_rows64Part6Records rt.Records[ocannlBenchRowsBackward_rows64Part6]
 
-// ocannlBenchRowsBackward_rows64Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 2 parts, one
-// for each 32 values of i2 (see rt.Pool).
-type ocannlBenchRowsBackward_rows64Part7 struct {
-	gNetW2  *[4096]float32
-	scratch *ocannlBenchRowsBackward_rows64Scratch
-}
-
-// Part runs part j10 of the nest (0 <= j10 < 2).
-func (r16 *ocannlBenchRowsBackward_rows64Part7) Part(j10 int) {
-	gNetW2, scratch := r16.gNetW2, r16.scratch
-	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm38AVX512(&gNetW2[32*j10], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j10])
-	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&gNetW2[32*j10], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j10])
-	} else {
-		for i0 := range 64 {
-			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 64 {
-				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
-				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j10 : 64*i1+32*j10+32])
-				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j10]
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows64Part7Records holds the free ocannlBenchRowsBackward_rows64Part7 records.
-var ocannlBenchRowsBackward_rows64Part7Records rt.Records[ocannlBenchRowsBackward_rows64Part7]
-
-// ocannlBenchRowsBackward_rows64Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 2 parts, one
-// for each 32 values of i2 (see rt.Pool).
-type ocannlBenchRowsBackward_rows64Part8 struct {
-	pNetW2  *[4096]float32
-	scratch *ocannlBenchRowsBackward_rows64Scratch
-}
-
-// Part runs part j11 of the nest (0 <= j11 < 2).
-func (r17 *ocannlBenchRowsBackward_rows64Part8) Part(j11 int) {
-	pNetW2, scratch := r17.pNetW2, r17.scratch
-	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm39AVX512(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j11])
-	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_2_grad[0][0], &pNetW2[32*j11])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 64 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0]
-			for i1 := 0; i1 < 64; i1 += 4 {
-				pNetW2Row2 := (*[32]float32)(pNetW2[64*i1+32*j11 : 64*i1+32*j11+32])
-				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0][i1]
-				pNetW2Row3 := (*[32]float32)(pNetW2[64*i1+32*j11+64 : 64*i1+32*j11+96])
-				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0][i1+1]
-				pNetW2Row4 := (*[32]float32)(pNetW2[64*i1+32*j11+128 : 64*i1+32*j11+160])
-				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0][i1+2]
-				pNetW2Row5 := (*[32]float32)(pNetW2[64*i1+32*j11+192 : 64*i1+32*j11+224])
-				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0][i1+3]
-				for i2 := range 32 {
-					acc13 := net_a1_gradRow[i2+32*j11]
-					acc13 += pNetW2Row2[i2] * net_a2_2_gradV2
-					acc13 += pNetW2Row3[i2] * net_a2_2_gradV3
-					acc13 += pNetW2Row4[i2] * net_a2_2_gradV4
-					acc13 += pNetW2Row5[i2] * net_a2_2_gradV5
-					net_a1_gradRow[i2+32*j11] = acc13
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows64Part8Records holds the free ocannlBenchRowsBackward_rows64Part8 records.
-var ocannlBenchRowsBackward_rows64Part8Records rt.Records[ocannlBenchRowsBackward_rows64Part8]
-
-// ocannlBenchRowsBackward_rows64Part9 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
+// ocannlBenchRowsBackward_rows64Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlBenchRowsBackward_rows64Part9 struct {
+type ocannlBenchRowsBackward_rows64Part7 struct {
 	gNetW1  *[2048]float32
 	x       *[64][32]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r20 *ocannlBenchRowsBackward_rows64Part9) Part(j12 int) {
-	gNetW1, x, scratch := r20.gNetW1, r20.x, r20.scratch
+// Part runs part j10 of the nest (0 <= j10 < 8).
+func (r18 *ocannlBenchRowsBackward_rows64Part7) Part(j10 int) {
+	gNetW1, x, scratch := r18.gNetW1, r18.x, r18.scratch
 	// float32 broadcast kernel M=8 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&gNetW1[256*j12], &scratch.net_a1_2_grad[0][8*j12], &x[0][0])
+		ocannlGemm40AVX512(&gNetW1[256*j10], &scratch.net_a1_2_grad[0][8*j10], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&gNetW1[256*j12], &scratch.net_a1_2_grad[0][8*j12], &x[0][0])
+		ocannlGemm40AVX2(&gNetW1[256*j10], &scratch.net_a1_2_grad[0][8*j10], &x[0][0])
 	} else {
 		for i0 := range 64 {
 			xRow2 := &x[i0]
 			for i1 := range 8 {
-				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j12]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j12 : 32*i1+256*j12+32])
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j10]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j10 : 32*i1+256*j10+32])
 				for i2 := range 32 {
 					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
@@ -28220,8 +27154,8 @@ func (r20 *ocannlBenchRowsBackward_rows64Part9) Part(j12 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows64Part9Records holds the free ocannlBenchRowsBackward_rows64Part9 records.
-var ocannlBenchRowsBackward_rows64Part9Records rt.Records[ocannlBenchRowsBackward_rows64Part9]
+// ocannlBenchRowsBackward_rows64Part7Records holds the free ocannlBenchRowsBackward_rows64Part7 records.
+var ocannlBenchRowsBackward_rows64Part7Records rt.Records[ocannlBenchRowsBackward_rows64Part7]
 
 // ocannlBenchRowsTrainLoss_rows32 runs a tensor program generated by ocannlgen.
 //
@@ -28377,9 +27311,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
@@ -28406,9 +27340,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
@@ -28447,9 +27381,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -28481,9 +27415,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -28498,9 +27432,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -28532,7 +27466,7 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -28542,9 +27476,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -28644,12 +27578,12 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	net.w1: 32 -> 64 (param, parameter pNetW1)
 //	_net/a1.1: 32 | 64 (let, local, in scratch field net_a1_1)
 //	net.b1: 64 (param, parameter pNetB1)
-//	_net/a1.2: 32 | 64 (let, local, in scratch field net_a1_2)
+//	_net/a1.2: 32 | 64 (let, local)
 //	net/a1: 32 | 64 (let, local, in scratch field net_a1)
 //	net.w2: 64 -> 64 (param, parameter pNetW2)
 //	_net/a2.1: 32 | 64 (let, local, in scratch field net_a2_1)
 //	net.b2: 64 (param, parameter pNetB2)
-//	_net/a2.2: 32 | 64 (let, local, in scratch field net_a2_2)
+//	_net/a2.2: 32 | 64 (let, local)
 //	net/a2: 32 | 64 (let, local, in scratch field net_a2)
 //	net.w3: 64 -> 10 (param, parameter pNetW3)
 //	_train.cross_entropy#1/logits.1: 32 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -28682,11 +27616,11 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	train.cross_entropy#1/logits.grad: [32 10] (let, local)
 //	train.cross_entropy#1/m.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [32 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [32 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [32 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [32 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [32 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [32 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -28709,14 +27643,11 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -28726,14 +27657,11 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -28804,11 +27732,9 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -28822,15 +27748,12 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -28843,15 +27766,12 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	for i0 in 0..31:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..31:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -28892,10 +27812,10 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -28916,10 +27836,10 @@ var ocannlBenchRowsTrainLoss_rows32Part0Records rt.Records[ocannlBenchRowsTrainL
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -28966,34 +27886,18 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a1_2[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[0][0], &scratch.net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0]
-			net_a1_2Row := &scratch.net_a1_2[i0]
-			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a1[0][0], &scratch.net_a1_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a1_2Row2 := &scratch.net_a1_2[i0]
 			net_a1Row := &scratch.net_a1[i0]
 			for i1 := range 64 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -29011,34 +27915,18 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	*rec = ocannlBenchRowsBackward_rows32Part0{}
 	ocannlBenchRowsBackward_rows32Part0Records.Put(rec)
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a2_2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[0][0], &scratch.net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0]
-			net_a2_2Row := &scratch.net_a2_2[i0]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a2[0][0], &scratch.net_a2_2[0][0])
-	} else {
-		for i0 := range 32 {
-			net_a2_2Row2 := &scratch.net_a2_2[i0]
 			net_a2Row := &scratch.net_a2[i0]
 			for i1 := range 64 {
-				r3 := net_a2_2Row2[i1]
+				r3 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r3 > 0) {
 					r3 = 0
 				}
@@ -29071,9 +27959,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_logits_1[0][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
@@ -29105,9 +27993,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
@@ -29122,9 +28010,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -29156,7 +28044,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap51AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -29166,9 +28054,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap71AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap52AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -29224,37 +28112,20 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 32
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap72AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [32][10]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 32 {
-			train_1_gradRow := &scratch.train_1_grad[i0]
-			for i1 := range 10 {
-				train_1_gradRow[i1] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap53AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap53AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 32 {
 			yRow2 := &y[i0]
-			train_1_gradRow2 := &scratch.train_1_grad[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -29282,36 +28153,19 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 32 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap74AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [32][10]float32{}
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 320 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else {
-		for i0 := range 32 {
-			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -29369,9 +28223,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 32 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap76AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -29474,21 +28328,21 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap29AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+		ocannlMap29AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [32][64]float32{}
 		for i0 := range 32 {
-			net_a2_2Row3 := &scratch.net_a2_2[i0]
+			net_a2Row4 := &scratch.net_a2[i0]
 			net_a2_gradRow2 := &scratch.net_a2_grad[i0]
 			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0]
 			for i1 := range 64 {
 				var r8 float32
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row4[i1] {
 					r8 = 1
 				}
 				r9 := float32(0)
@@ -29547,21 +28401,21 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	*rec3 = ocannlBenchRowsBackward_rows32Part2{}
 	ocannlBenchRowsBackward_rows32Part2Records.Put(rec3)
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap29AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+		ocannlMap29AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [32][64]float32{}
 		for i0 := range 32 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0]
+			net_a1Row4 := &scratch.net_a1[i0]
 			net_a1_gradRow2 := &scratch.net_a1_grad[i0]
 			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0]
 			for i1 := range 64 {
 				var r12 float32
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r12 = 1
 				}
 				r13 := float32(0)
@@ -29622,10 +28476,8 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchRowsBackward_rows32Scratch struct {
 	net_a1_1                          [32][64]float32
-	net_a1_2                          [32][64]float32
 	net_a1                            [32][64]float32
 	net_a2_1                          [32][64]float32
-	net_a2_2                          [32][64]float32
 	net_a2                            [32][64]float32
 	train_cross_entropy_1_logits_1    [32][10]float32
 	train_cross_entropy_1_logits      [32][10]float32
@@ -29640,11 +28492,9 @@ type ocannlBenchRowsBackward_rows32Scratch struct {
 	net_a2_2_grad                     [32][64]float32
 	net_a2_grad                       [32][64]float32
 	train_cross_entropy_1_m_grad      [32][1]float32
-	train_cross_entropy_1_logp_1_grad [32][10]float32
 	train_cross_entropy_1_logp_2_grad [32][1]float32
 	train_cross_entropy_1_logp_3_grad [32][1]float32
 	train_cross_entropy_1_logp_grad   [32][10]float32
-	train_1_grad                      [32][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_8  [32][1]float32
@@ -29923,9 +28773,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -29964,9 +28814,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -30042,9 +28892,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap77AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap77AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -30076,7 +28926,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap78AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap57AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -30195,14 +29045,11 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -30212,14 +29059,11 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..15:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -30290,11 +29134,9 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -30308,15 +29150,12 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -30329,15 +29168,12 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	for i0 in 0..15:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..15:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -30378,10 +29214,10 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -30402,10 +29238,10 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -30421,10 +29257,8 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32) {
 	var net_a1_1 [16][64]float32
-	var net_a1_2 [16][64]float32
 	var net_a1 [16][64]float32
 	var net_a2_1 [16][64]float32
-	var net_a2_2 [16][64]float32
 	var net_a2 [16][64]float32
 	var train_cross_entropy_1_logits_1 [16][10]float32
 	var train_cross_entropy_1_logits [16][10]float32
@@ -30441,11 +29275,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	var net_a2_2_grad [16][64]float32
 	var net_a2_grad [16][64]float32
 	var train_cross_entropy_1_m_grad [16][1]float32
-	var train_cross_entropy_1_logp_1_grad [16][10]float32
 	var train_cross_entropy_1_logp_2_grad [16][1]float32
 	var train_cross_entropy_1_logp_3_grad [16][1]float32
 	var train_cross_entropy_1_logp_grad [16][10]float32
-	var train_1_grad [16][10]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -30476,34 +29308,18 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap30AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 16 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 16 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 64 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -30533,34 +29349,18 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 16 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap30AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 16 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 1024 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap48AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 16 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 64 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -30630,9 +29430,9 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap77AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap77AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap56AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -30664,7 +29464,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap78AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap57AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -30720,22 +29520,13 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 16
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 16 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 10 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 16 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -30762,22 +29553,13 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 16 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 16 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -30931,20 +29713,20 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap40AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap40AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 16 {
-			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2Row4 := &net_a2[i0]
 			net_a2_gradRow2 := &net_a2_grad[i0]
 			net_a2_2_gradRow := &net_a2_2_grad[i0]
 			for i1 := range 64 {
 				var r7 float32
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row4[i1] {
 					r7 = 1
 				}
 				r8 := float32(0)
@@ -31031,20 +29813,20 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap40AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap40AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 16 {
-			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1Row4 := &net_a1[i0]
 			net_a1_gradRow2 := &net_a1_grad[i0]
 			net_a1_2_gradRow := &net_a1_2_grad[i0]
 			for i1 := range 64 {
 				var r9 float32
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r9 = 1
 				}
 				r10 := float32(0)
@@ -31264,9 +30046,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
@@ -31305,9 +30087,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap56AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap56AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
@@ -31383,9 +30165,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap79AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap79AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -31531,14 +30313,11 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..7:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -31548,14 +30327,11 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..7:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..7:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -31626,11 +30402,9 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -31644,15 +30418,12 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -31665,15 +30436,12 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	for i0 in 0..7:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..7:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -31714,10 +30482,10 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -31738,10 +30506,10 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..7:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -31757,10 +30525,8 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 //	      net.w1.grad[i1, i2] += _net/a1.2.grad[i0, i1] * x[i0, i2]
 func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 *[2048]float32, pNetB1 *[64]float32, pNetW2 *[4096]float32, pNetB2 *[64]float32, pNetW3 *[640]float32, pNetB3 *[10]float32, gNetW1 *[2048]float32, gNetB1 *[64]float32, gNetW2 *[4096]float32, gNetB2 *[64]float32, gNetW3 *[640]float32, gNetB3 *[10]float32, loss *[1]float32) {
 	var net_a1_1 [8][64]float32
-	var net_a1_2 [8][64]float32
 	var net_a1 [8][64]float32
 	var net_a2_1 [8][64]float32
-	var net_a2_2 [8][64]float32
 	var net_a2 [8][64]float32
 	var train_cross_entropy_1_logits_1 [8][10]float32
 	var train_cross_entropy_1_logits [8][10]float32
@@ -31777,11 +30543,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	var net_a2_2_grad [8][64]float32
 	var net_a2_grad [8][64]float32
 	var train_cross_entropy_1_m_grad [8][1]float32
-	var train_cross_entropy_1_logp_1_grad [8][10]float32
 	var train_cross_entropy_1_logp_2_grad [8][1]float32
 	var train_cross_entropy_1_logp_3_grad [8][1]float32
 	var train_cross_entropy_1_logp_grad [8][10]float32
-	var train_1_grad [8][10]float32
 	var train_2_grad [1]float32
 	var train_3_grad [1]float32
 	var train_grad [1]float32
@@ -31812,34 +30576,18 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&net_a1_2[0][0], &net_a1_1[0][0], &pNetB1[0])
+		ocannlMap41AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
 	} else {
 		for i0 := range 8 {
 			net_a1_1Row := &net_a1_1[i0]
-			net_a1_2Row := &net_a1_2[i0]
-			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
-			}
-		}
-	}
-
-	// net/a1 = pointwise relu of _net/a1.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap63AVX512(&net_a1[0][0], &net_a1_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&net_a1[0][0], &net_a1_2[0][0])
-	} else {
-		for i0 := range 8 {
-			net_a1_2Row2 := &net_a1_2[i0]
 			net_a1Row := &net_a1[i0]
 			for i1 := range 64 {
-				r := net_a1_2Row2[i1]
+				r := net_a1_1Row[i1] + pNetB1[i1]
 				if !(r > 0) {
 					r = 0
 				}
@@ -31869,34 +30617,18 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// float32 pointwise kernel over 8 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 8 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap62AVX512(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap62AVX2(&net_a2_2[0][0], &net_a2_1[0][0], &pNetB2[0])
+		ocannlMap41AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
 	} else {
 		for i0 := range 8 {
 			net_a2_1Row := &net_a2_1[i0]
-			net_a2_2Row := &net_a2_2[i0]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
-			}
-		}
-	}
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// float32 pointwise kernel over 512 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap63AVX512(&net_a2[0][0], &net_a2_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap63AVX2(&net_a2[0][0], &net_a2_2[0][0])
-	} else {
-		for i0 := range 8 {
-			net_a2_2Row2 := &net_a2_2[i0]
 			net_a2Row := &net_a2[i0]
 			for i1 := range 64 {
-				r2 := net_a2_2Row2[i1]
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
 				if !(r2 > 0) {
 					r2 = 0
 				}
@@ -31966,9 +30698,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap79AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX512(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap79AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap58AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -32051,22 +30783,13 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	train_2_grad[0] += train_3_grad[0] / 8
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	train_2_gradV := train_2_grad[0]
 	for i0 := range 8 {
-		train_1_gradRow := &train_1_grad[i0]
-		for i1 := range 10 {
-			train_1_gradRow[i1] += train_2_gradV
-		}
-	}
-
-	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	for i0 := range 8 {
 		yRow2 := &y[i0]
-		train_1_gradRow2 := &train_1_grad[i0]
 		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 		}
 	}
 
@@ -32093,22 +30816,13 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	for i0 := range 8 {
-		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
-		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
-		for i1 := range 10 {
-			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-		}
-	}
-
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	for i0 := range 8 {
-		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
 		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
 		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
 		for i1 := range 10 {
-			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+			train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 		}
 	}
 
@@ -32262,20 +30976,20 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap80AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap59AVX512(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap80AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap59AVX2(&net_a2_2_grad[0][0], &net_a2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
-			net_a2_2Row3 := &net_a2_2[i0]
+			net_a2Row4 := &net_a2[i0]
 			net_a2_gradRow2 := &net_a2_grad[i0]
 			net_a2_2_gradRow := &net_a2_2_grad[i0]
 			for i1 := range 64 {
 				var r7 float32
-				if 0 < net_a2_2Row3[i1] {
+				if 0 < net_a2Row4[i1] {
 					r7 = 1
 				}
 				r8 := float32(0)
@@ -32362,20 +31076,20 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 		}
 	}
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap80AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap59AVX512(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap80AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap59AVX2(&net_a1_2_grad[0][0], &net_a1[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
-			net_a1_2Row3 := &net_a1_2[i0]
+			net_a1Row4 := &net_a1[i0]
 			net_a1_gradRow2 := &net_a1_grad[i0]
 			net_a1_2_gradRow := &net_a1_2_grad[i0]
 			for i1 := range 64 {
 				var r9 float32
-				if 0 < net_a1_2Row3[i1] {
+				if 0 < net_a1Row4[i1] {
 					r9 = 1
 				}
 				r10 := float32(0)
@@ -32646,7 +31360,7 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -32656,9 +31370,9 @@ func ocannlBenchFixedTrainLoss(x *[256][32]float32, y *[256][10]float32, pNetW1 
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -32760,9 +31474,9 @@ func (r3 *ocannlBenchFixedTrainLossPart1) Part(j2 int) {
 	pNetB1, scratch := r3.pNetB1, r3.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
@@ -32827,9 +31541,9 @@ func (r6 *ocannlBenchFixedTrainLossPart3) Part(j4 int) {
 	pNetB2, scratch := r6.pNetB2, r6.scratch
 	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
 		for i0 := range 32 {
 			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
@@ -32894,9 +31608,9 @@ func (r8 *ocannlBenchFixedTrainLossPart5) Part(j6 int) {
 	pNetB3, scratch := r8.pNetB3, r8.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
@@ -32952,9 +31666,9 @@ func (r10 *ocannlBenchFixedTrainLossPart7) Part(j8 int) {
 	scratch := r10.scratch
 	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
@@ -32981,9 +31695,9 @@ func (r11 *ocannlBenchFixedTrainLossPart8) Part(j9 int) {
 	scratch := r11.scratch
 	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
@@ -33039,12 +31753,12 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	net.w1: 32 -> 64 (param, parameter pNetW1)
 //	_net/a1.1: 256 | 64 (let, local, in scratch field net_a1_1)
 //	net.b1: 64 (param, parameter pNetB1)
-//	_net/a1.2: 256 | 64 (let, local, in scratch field net_a1_2)
+//	_net/a1.2: 256 | 64 (let, local)
 //	net/a1: 256 | 64 (let, local, in scratch field net_a1)
 //	net.w2: 64 -> 64 (param, parameter pNetW2)
 //	_net/a2.1: 256 | 64 (let, local, in scratch field net_a2_1)
 //	net.b2: 64 (param, parameter pNetB2)
-//	_net/a2.2: 256 | 64 (let, local, in scratch field net_a2_2)
+//	_net/a2.2: 256 | 64 (let, local)
 //	net/a2: 256 | 64 (let, local, in scratch field net_a2)
 //	net.w3: 64 -> 10 (param, parameter pNetW3)
 //	_train.cross_entropy#1/logits.1: 256 | 10 (let, local, in scratch field train_cross_entropy_1_logits_1)
@@ -33077,11 +31791,11 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	train.cross_entropy#1/logits.grad: [256 10] (let, local)
 //	train.cross_entropy#1/m.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
 //	train.cross_entropy#1/z.grad: [256 10] (let, local)
-//	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.1.grad: [256 10] (let, local)
 //	_train.cross_entropy#1/logp.2.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
 //	_train.cross_entropy#1/logp.3.grad: [256 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
 //	train.cross_entropy#1/logp.grad: [256 10] (let, local, in scratch field train_cross_entropy_1_logp_grad)
-//	_train.1.grad: [256 10] (let, local, in scratch field train_1_grad)
+//	_train.1.grad: [256 10] (let, local)
 //	_train.2.grad: [1] (let, local, in scratch field train_2_grad)
 //	_train.3.grad: [1] (let, local)
 //	train.grad: [1] (let, local)
@@ -33104,14 +31818,11 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
 //
 //	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
 //
-//	# net/a1 = pointwise relu of _net/a1.2
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
 //
 //	# _net/a2.1 = compose "*" of net.w2, net/a1
 //	fill _net/a2.1 with 0
@@ -33121,14 +31832,11 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
 //
 //	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-//	for i0 in 0..255:
-//	  for i1 in 0..63:
-//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
 //
-//	# net/a2 = pointwise relu of _net/a2.2
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
 //
 //	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 //	fill _train.cross_entropy#1/logits.1 with 0
@@ -33199,11 +31907,9 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	fill net.w3.grad with 0
 //	fill net.b3.grad with 0
 //	fill train.cross_entropy#1/m.grad with 0
-//	fill _train.cross_entropy#1/logp.1.grad with 0
 //	fill _train.cross_entropy#1/logp.2.grad with 0
 //	fill _train.cross_entropy#1/logp.3.grad with 0
 //	fill train.cross_entropy#1/logp.grad with 0
-//	fill _train.1.grad with 0
 //	fill _train.2.grad with 0
 //	fill _train.3.grad with 0
 //	fill train.grad with 0
@@ -33217,15 +31923,12 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 //	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
 //
-//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad (the copy elided: _train.1.grad reads _train.2.grad)
 //
 //	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.2.grad[0]
 //
 //	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad (the copy elided: train.cross_entropy#1/z.grad reads train.cross_entropy#1/logp.grad)
 //
@@ -33238,15 +31941,12 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	for i0 in 0..255:
 //	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
 //
-//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-//	for i0 in 0..255:
-//	  for i1 in 0..9:
-//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad (the copy elided: _train.cross_entropy#1/logp.1.grad reads _train.cross_entropy#1/logp.2.grad)
 //
 //	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..9:
-//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//	    train.cross_entropy#1/logp.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0] * _train.cross_entropy#1/logp.1[i0, i1]
 //
 //	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad (the copy elided: train.cross_entropy#1/logits.grad reads train.cross_entropy#1/z.grad)
 //
@@ -33287,10 +31987,10 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	    for i2 in 0..63:
 //	      net/a2.grad[i0, i2] += net.w3[i1, i2] * train.cross_entropy#1/logp.grad[i0, i1]
 //
-//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//	    _net/a2.2.grad[i0, i1] += where(0 < net/a2[i0, i1], net/a2.grad[i0, i1], 0)
 //
 //	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad (the copy elided: _net/a2.1.grad reads _net/a2.2.grad)
 //
@@ -33311,10 +32011,10 @@ var ocannlBenchFixedTrainLossPart9Records rt.Records[ocannlBenchFixedTrainLossPa
 //	    for i2 in 0..63:
 //	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.2.grad[i0, i1]
 //
-//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 //	for i0 in 0..255:
 //	  for i1 in 0..63:
-//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//	    _net/a1.2.grad[i0, i1] += where(0 < net/a1[i0, i1], net/a1.grad[i0, i1], 0)
 //
 //	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad (the copy elided: _net/a1.1.grad reads _net/a1.2.grad)
 //
@@ -33347,69 +32047,59 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	rec.x = x
 	rec.scratch = scratch
 
-	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
 	// 8 parts of i0 on the pool.
 	rec2 := ocannlBenchFixedBackwardPart1Records.Get()
 	rec2.pNetB1 = pNetB1
 	rec2.scratch = scratch
 
-	// net/a1 = pointwise relu of _net/a1.2
-	// 8 parts of i0 on the pool.
-	rec3 := ocannlBenchFixedBackwardPart2Records.Get()
-	rec3.scratch = scratch
-
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// 8 parts of i0 on the pool.
+	rec3 := ocannlBenchFixedBackwardPart2Records.Get()
+	rec3.pNetW2 = pNetW2
+	rec3.scratch = scratch
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// 8 parts of i0 on the pool.
 	rec4 := ocannlBenchFixedBackwardPart3Records.Get()
-	rec4.pNetW2 = pNetW2
+	rec4.pNetB2 = pNetB2
 	rec4.scratch = scratch
-
-	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlBenchFixedBackwardPart4Records.Get()
-	rec5.pNetB2 = pNetB2
-	rec5.scratch = scratch
-
-	// net/a2 = pointwise relu of _net/a2.2
-	// 8 parts of i0 on the pool.
-	rec6 := ocannlBenchFixedBackwardPart5Records.Get()
-	rec6.scratch = scratch
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// 8 parts of i0 on the pool.
-	rec7 := ocannlBenchFixedBackwardPart6Records.Get()
-	rec7.pNetW3 = pNetW3
-	rec7.scratch = scratch
+	rec5 := ocannlBenchFixedBackwardPart4Records.Get()
+	rec5.pNetW3 = pNetW3
+	rec5.scratch = scratch
 
 	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
 	// 8 parts of i0 on the pool.
-	rec8 := ocannlBenchFixedBackwardPart7Records.Get()
-	rec8.pNetB3 = pNetB3
-	rec8.scratch = scratch
+	rec6 := ocannlBenchFixedBackwardPart5Records.Get()
+	rec6.pNetB3 = pNetB3
+	rec6.scratch = scratch
 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// 8 parts of i0 on the pool.
+	rec7 := ocannlBenchFixedBackwardPart6Records.Get()
+	rec7.scratch = scratch
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// 8 parts of i0 on the pool.
+	rec8 := ocannlBenchFixedBackwardPart7Records.Get()
+	rec8.scratch = scratch
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// 8 parts of i0 on the pool.
 	rec9 := ocannlBenchFixedBackwardPart8Records.Get()
 	rec9.scratch = scratch
 
-	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlBenchFixedBackwardPart9Records.Get()
 	rec10.scratch = scratch
 
-	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlBenchFixedBackwardPart10Records.Get()
-	rec11.scratch = scratch
-
-	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlBenchFixedBackwardPart11Records.Get()
-	rec12.scratch = scratch
-
-	// The 12 nests above as one job: part j runs part j of each, in order (their
+	// The 10 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10, rec11, rec12)
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5, rec6, rec7, rec8, rec9, rec10)
 	*rec = ocannlBenchFixedBackwardPart0{}
 	ocannlBenchFixedBackwardPart0Records.Put(rec)
 	*rec2 = ocannlBenchFixedBackwardPart1{}
@@ -33430,15 +32120,11 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	ocannlBenchFixedBackwardPart8Records.Put(rec9)
 	*rec10 = ocannlBenchFixedBackwardPart9{}
 	ocannlBenchFixedBackwardPart9Records.Put(rec10)
-	*rec11 = ocannlBenchFixedBackwardPart10{}
-	ocannlBenchFixedBackwardPart10Records.Put(rec11)
-	*rec12 = ocannlBenchFixedBackwardPart11{}
-	ocannlBenchFixedBackwardPart11Records.Put(rec12)
 
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 256 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap22AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 256 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -33448,9 +32134,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 256 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap30AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap30AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap23AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 256 {
 			yRow := &y[i0]
@@ -33506,37 +32192,20 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
-	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
-	} else {
-		scratch.train_1_grad = [256][10]float32{}
-		train_2_gradV := scratch.train_2_grad[0]
-		for i0 := range 256 {
-			train_1_gradRow := &scratch.train_1_grad[i0]
-			for i1 := range 10 {
-				train_1_gradRow[i1] += train_2_gradV
-			}
-		}
-	}
-
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
+		train_2_gradV := scratch.train_2_grad[0]
 		for i0 := range 256 {
 			yRow2 := &y[i0]
-			train_1_gradRow2 := &scratch.train_1_grad[i0]
 			train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+				train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_2_gradV
 			}
 		}
 	}
@@ -33562,9 +32231,9 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
 		for i0 := range 256 {
@@ -33572,36 +32241,19 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 		}
 	}
 
-	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	// float32 pointwise kernel over 256 rows of 10 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
-		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
 		for i0 := range 256 {
 			train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
-			train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
-			}
-		}
-	}
-
-	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
-	// float32 pointwise kernel over 2560 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
-	} else {
-		for i0 := range 256 {
-			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
 			train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
 			train_cross_entropy_1_logp_gradRow3 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+				train_cross_entropy_1_logp_gradRow3[i1] += train_cross_entropy_1_logp_2_gradV * train_cross_entropy_1_logp_1Row3[i1]
 			}
 		}
 	}
@@ -33627,12 +32279,12 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
 	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap38AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+		ocannlMap27AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
-		for j13 := range 256 {
-			scratch.train_cross_entropy_1_m_argmax_8[j13][0] = 10
+		for j11 := range 256 {
+			scratch.train_cross_entropy_1_m_argmax_8[j11][0] = 10
 		}
 	}
 
@@ -33649,15 +32301,15 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
 			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			for i1 := range 10 {
-				var r15 float32
+				var r13 float32
 				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-					r15 = 1
+					r13 = 1
 				}
-				r16 := float32(10)
-				if r15 != 0 {
-					r16 = scratch.ordinals_1[i1]
+				r14 := float32(10)
+				if r13 != 0 {
+					r14 = scratch.ordinals_1[i1]
 				}
-				acc9 = min(acc9, r16)
+				acc9 = min(acc9, r14)
 			}
 			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
@@ -33666,24 +32318,24 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 256 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 256 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
 			train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
 			train_cross_entropy_1_logp_gradRow5 := &scratch.train_cross_entropy_1_logp_grad[i0]
 			for i1 := range 10 {
-				var r17 float32
+				var r15 float32
 				if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
-					r17 = 1
+					r15 = 1
 				}
-				r18 := float32(0)
-				if r17 != 0 {
-					r18 = train_cross_entropy_1_m_gradV
+				r16 := float32(0)
+				if r15 != 0 {
+					r16 = train_cross_entropy_1_m_gradV
 				}
-				train_cross_entropy_1_logp_gradRow5[i1] += r18
+				train_cross_entropy_1_logp_gradRow5[i1] += r16
 			}
 		}
 	}
@@ -33714,147 +32366,145 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// 8 parts of i0 on the pool.
-	rec13 := ocannlBenchFixedBackwardPart12Records.Get()
-	rec13.scratch = scratch
+	rec11 := ocannlBenchFixedBackwardPart10Records.Get()
+	rec11.scratch = scratch
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec14 := ocannlBenchFixedBackwardPart13Records.Get()
-	rec14.pNetW3 = pNetW3
-	rec14.scratch = scratch
+	rec12 := ocannlBenchFixedBackwardPart11Records.Get()
+	rec12.pNetW3 = pNetW3
+	rec12.scratch = scratch
 
-	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < t), g, 0); g1 is _net/a2.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a2_2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlBenchFixedBackwardPart14Records.Get()
-	rec15.scratch = scratch
+	rec13 := ocannlBenchFixedBackwardPart12Records.Get()
+	rec13.scratch = scratch
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlBenchFixedBackwardPart15Records.Get()
-	rec16.scratch = scratch
+	rec14 := ocannlBenchFixedBackwardPart13Records.Get()
+	rec14.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec13, rec14, rec15, rec16)
+	region.RunSeq(8, rec11, rec12, rec13, rec14)
 	// The 8 partial sums, added in part order.
-	for j15 := range 10 {
-		for j16 := range 64 {
-			acc11 := gNetW3[64*j15+j16]
-			acc11 += rec13.gNetW3Partial[0][j15][j16]
-			acc11 += rec13.gNetW3Partial[1][j15][j16]
-			acc11 += rec13.gNetW3Partial[2][j15][j16]
-			acc11 += rec13.gNetW3Partial[3][j15][j16]
-			acc11 += rec13.gNetW3Partial[4][j15][j16]
-			acc11 += rec13.gNetW3Partial[5][j15][j16]
-			acc11 += rec13.gNetW3Partial[6][j15][j16]
-			acc11 += rec13.gNetW3Partial[7][j15][j16]
-			gNetW3[64*j15+j16] = acc11
+	for j13 := range 10 {
+		for j14 := range 64 {
+			acc11 := gNetW3[64*j13+j14]
+			acc11 += rec11.gNetW3Partial[0][j13][j14]
+			acc11 += rec11.gNetW3Partial[1][j13][j14]
+			acc11 += rec11.gNetW3Partial[2][j13][j14]
+			acc11 += rec11.gNetW3Partial[3][j13][j14]
+			acc11 += rec11.gNetW3Partial[4][j13][j14]
+			acc11 += rec11.gNetW3Partial[5][j13][j14]
+			acc11 += rec11.gNetW3Partial[6][j13][j14]
+			acc11 += rec11.gNetW3Partial[7][j13][j14]
+			gNetW3[64*j13+j14] = acc11
 		}
 	}
-	rec13.scratch = nil
+	rec11.scratch = nil
+	ocannlBenchFixedBackwardPart10Records.Put(rec11)
+	*rec12 = ocannlBenchFixedBackwardPart11{}
+	ocannlBenchFixedBackwardPart11Records.Put(rec12)
+	*rec13 = ocannlBenchFixedBackwardPart12{}
 	ocannlBenchFixedBackwardPart12Records.Put(rec13)
-	*rec14 = ocannlBenchFixedBackwardPart13{}
-	ocannlBenchFixedBackwardPart13Records.Put(rec14)
-	*rec15 = ocannlBenchFixedBackwardPart14{}
-	ocannlBenchFixedBackwardPart14Records.Put(rec15)
 	// The 8 partial sums, added in part order.
-	for j20 := range 64 {
-		acc14 := gNetB2[j20]
-		acc14 += rec16.gNetB2Partial[0][j20]
-		acc14 += rec16.gNetB2Partial[1][j20]
-		acc14 += rec16.gNetB2Partial[2][j20]
-		acc14 += rec16.gNetB2Partial[3][j20]
-		acc14 += rec16.gNetB2Partial[4][j20]
-		acc14 += rec16.gNetB2Partial[5][j20]
-		acc14 += rec16.gNetB2Partial[6][j20]
-		acc14 += rec16.gNetB2Partial[7][j20]
-		gNetB2[j20] = acc14
+	for j18 := range 64 {
+		acc14 := gNetB2[j18]
+		acc14 += rec14.gNetB2Partial[0][j18]
+		acc14 += rec14.gNetB2Partial[1][j18]
+		acc14 += rec14.gNetB2Partial[2][j18]
+		acc14 += rec14.gNetB2Partial[3][j18]
+		acc14 += rec14.gNetB2Partial[4][j18]
+		acc14 += rec14.gNetB2Partial[5][j18]
+		acc14 += rec14.gNetB2Partial[6][j18]
+		acc14 += rec14.gNetB2Partial[7][j18]
+		gNetB2[j18] = acc14
 	}
-	rec16.scratch = nil
-	ocannlBenchFixedBackwardPart15Records.Put(rec16)
+	rec14.scratch = nil
+	ocannlBenchFixedBackwardPart13Records.Put(rec14)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// 2 parts of i2 on the pool.
-	rec17 := ocannlBenchFixedBackwardPart16Records.Get()
-	rec17.gNetW2 = gNetW2
-	rec17.scratch = scratch
-	region.Run(rec17, 2)
-	*rec17 = ocannlBenchFixedBackwardPart16{}
-	ocannlBenchFixedBackwardPart16Records.Put(rec17)
+	rec15 := ocannlBenchFixedBackwardPart14Records.Get()
+	rec15.gNetW2 = gNetW2
+	rec15.scratch = scratch
+	region.Run(rec15, 2)
+	*rec15 = ocannlBenchFixedBackwardPart14{}
+	ocannlBenchFixedBackwardPart14Records.Put(rec15)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlBenchFixedBackwardPart17Records.Get()
-	rec18.pNetW2 = pNetW2
-	rec18.scratch = scratch
+	rec16 := ocannlBenchFixedBackwardPart15Records.Get()
+	rec16.pNetW2 = pNetW2
+	rec16.scratch = scratch
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < t), g, 0); g1 is _net/a1.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_2_grad = [256][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlBenchFixedBackwardPart18Records.Get()
-	rec19.scratch = scratch
+	rec17 := ocannlBenchFixedBackwardPart16Records.Get()
+	rec17.scratch = scratch
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlBenchFixedBackwardPart19Records.Get()
-	rec20.scratch = scratch
+	rec18 := ocannlBenchFixedBackwardPart17Records.Get()
+	rec18.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec18, rec19, rec20)
-	*rec18 = ocannlBenchFixedBackwardPart17{}
-	ocannlBenchFixedBackwardPart17Records.Put(rec18)
-	*rec19 = ocannlBenchFixedBackwardPart18{}
-	ocannlBenchFixedBackwardPart18Records.Put(rec19)
+	region.RunSeq(8, rec16, rec17, rec18)
+	*rec16 = ocannlBenchFixedBackwardPart15{}
+	ocannlBenchFixedBackwardPart15Records.Put(rec16)
+	*rec17 = ocannlBenchFixedBackwardPart16{}
+	ocannlBenchFixedBackwardPart16Records.Put(rec17)
 	// The 8 partial sums, added in part order.
-	for j25 := range 64 {
-		acc17 := gNetB1[j25]
-		acc17 += rec20.gNetB1Partial[0][j25]
-		acc17 += rec20.gNetB1Partial[1][j25]
-		acc17 += rec20.gNetB1Partial[2][j25]
-		acc17 += rec20.gNetB1Partial[3][j25]
-		acc17 += rec20.gNetB1Partial[4][j25]
-		acc17 += rec20.gNetB1Partial[5][j25]
-		acc17 += rec20.gNetB1Partial[6][j25]
-		acc17 += rec20.gNetB1Partial[7][j25]
-		gNetB1[j25] = acc17
+	for j23 := range 64 {
+		acc17 := gNetB1[j23]
+		acc17 += rec18.gNetB1Partial[0][j23]
+		acc17 += rec18.gNetB1Partial[1][j23]
+		acc17 += rec18.gNetB1Partial[2][j23]
+		acc17 += rec18.gNetB1Partial[3][j23]
+		acc17 += rec18.gNetB1Partial[4][j23]
+		acc17 += rec18.gNetB1Partial[5][j23]
+		acc17 += rec18.gNetB1Partial[6][j23]
+		acc17 += rec18.gNetB1Partial[7][j23]
+		gNetB1[j23] = acc17
 	}
-	rec20.scratch = nil
-	ocannlBenchFixedBackwardPart19Records.Put(rec20)
+	rec18.scratch = nil
+	ocannlBenchFixedBackwardPart17Records.Put(rec18)
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		*gNetW1 = [2048]float32{}
 	}
 	// 8 parts of i1 on the pool.
-	rec21 := ocannlBenchFixedBackwardPart20Records.Get()
-	rec21.gNetW1 = gNetW1
-	rec21.x = x
-	rec21.scratch = scratch
-	region.Run(rec21, 8)
-	*rec21 = ocannlBenchFixedBackwardPart20{}
-	ocannlBenchFixedBackwardPart20Records.Put(rec21)
+	rec19 := ocannlBenchFixedBackwardPart18Records.Get()
+	rec19.gNetW1 = gNetW1
+	rec19.x = x
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlBenchFixedBackwardPart18{}
+	ocannlBenchFixedBackwardPart18Records.Put(rec19)
 }
 
 // ocannlBenchFixedBackwardScratch holds the local arrays of ocannlBenchFixedBackward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlBenchFixedBackwardScratch struct {
 	net_a1_1                          [256][64]float32
-	net_a1_2                          [256][64]float32
 	net_a1                            [256][64]float32
 	net_a2_1                          [256][64]float32
-	net_a2_2                          [256][64]float32
 	net_a2                            [256][64]float32
 	train_cross_entropy_1_logits_1    [256][10]float32
 	train_cross_entropy_1_logits      [256][10]float32
@@ -33869,11 +32519,9 @@ type ocannlBenchFixedBackwardScratch struct {
 	net_a2_2_grad                     [256][64]float32
 	net_a2_grad                       [256][64]float32
 	train_cross_entropy_1_m_grad      [256][1]float32
-	train_cross_entropy_1_logp_1_grad [256][10]float32
 	train_cross_entropy_1_logp_2_grad [256][1]float32
 	train_cross_entropy_1_logp_3_grad [256][1]float32
 	train_cross_entropy_1_logp_grad   [256][10]float32
-	train_1_grad                      [256][10]float32
 	train_2_grad                      [1]float32
 	ordinals_1                        [10]float32
 	train_cross_entropy_1_m_argmax_8  [256][1]float32
@@ -33922,19 +32570,23 @@ type ocannlBenchFixedBackwardPart1 struct {
 }
 
 // Part runs part j2 of the nest (0 <= j2 < 8).
-func (r2 *ocannlBenchFixedBackwardPart1) Part(j2 int) {
-	pNetB1, scratch := r2.pNetB1, r2.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r3 *ocannlBenchFixedBackwardPart1) Part(j2 int) {
+	pNetB1, scratch := r3.pNetB1, r3.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a1_2[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+		ocannlMap18AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
 	} else {
 		for i0 := range 32 {
 			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
-			net_a1_2Row := &scratch.net_a1_2[i0+32*j2]
+			net_a1Row := &scratch.net_a1[i0+32*j2]
 			for i1 := range 64 {
-				net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a1Row[i1] = r2
 			}
 		}
 	}
@@ -33946,27 +32598,29 @@ var ocannlBenchFixedBackwardPart1Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart2 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart2 struct {
+	pNetW2  *[4096]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchFixedBackwardPart2) Part(j3 int) {
-	scratch := r4.scratch
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
+	pNetW2, scratch := r4.pNetW2, r4.scratch
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlGemm18AVX512(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a1[32*j3][0], &scratch.net_a1_2[32*j3][0])
+		ocannlGemm18AVX2(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a1_2Row2 := &scratch.net_a1_2[i0+32*j3]
-			net_a1Row := &scratch.net_a1[i0+32*j3]
+			net_a1Row2 := &scratch.net_a1[i0+32*j3]
 			for i1 := range 64 {
-				r3 := net_a1_2Row2[i1]
-				if !(r3 > 0) {
-					r3 = 0
+				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
+				acc2 := float32(0)
+				for i2 := range 64 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
 				}
-				net_a1Row[i1] = r3
+				scratch.net_a2_1[i0+32*j3][i1] = acc2
 			}
 		}
 	}
@@ -33978,29 +32632,28 @@ var ocannlBenchFixedBackwardPart2Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart3 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart3 struct {
-	pNetW2  *[4096]float32
+	pNetB2  *[64]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j4 of the nest (0 <= j4 < 8).
-func (r5 *ocannlBenchFixedBackwardPart3) Part(j4 int) {
-	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r6 *ocannlBenchFixedBackwardPart3) Part(j4 int) {
+	pNetB2, scratch := r6.pNetB2, r6.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
+		ocannlMap18AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
+		ocannlMap18AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a1Row2 := &scratch.net_a1[i0+32*j4]
+			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
+			net_a2Row := &scratch.net_a2[i0+32*j4]
 			for i1 := range 64 {
-				pNetW2Row := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				acc2 := float32(0)
-				for i2 := range 64 {
-					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				r5 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r5 > 0) {
+					r5 = 0
 				}
-				scratch.net_a2_1[i0+32*j4][i1] = acc2
+				net_a2Row[i1] = r5
 			}
 		}
 	}
@@ -34012,24 +32665,29 @@ var ocannlBenchFixedBackwardPart3Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart4 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart4 struct {
-	pNetB2  *[64]float32
+	pNetW3  *[640]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j5 of the nest (0 <= j5 < 8).
-func (r6 *ocannlBenchFixedBackwardPart4) Part(j5 int) {
-	pNetB2, scratch := r6.pNetB2, r6.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
+func (r7 *ocannlBenchFixedBackwardPart4) Part(j5 int) {
+	pNetW3, scratch := r7.pNetW3, r7.scratch
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap31AVX512(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_a2_2[32*j5][0], &scratch.net_a2_1[32*j5][0], &pNetB2[0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a2_1Row := &scratch.net_a2_1[i0+32*j5]
-			net_a2_2Row := &scratch.net_a2_2[i0+32*j5]
-			for i1 := range 64 {
-				net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+			net_a2Row2 := &scratch.net_a2[i0+32*j5]
+			for i1 := range 10 {
+				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
+				acc3 := float32(0)
+				for i2 := range 64 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				scratch.train_cross_entropy_1_logits_1[i0+32*j5][i1] = acc3
 			}
 		}
 	}
@@ -34041,27 +32699,24 @@ var ocannlBenchFixedBackwardPart4Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart5 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart5 struct {
+	pNetB3  *[10]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r8 *ocannlBenchFixedBackwardPart5) Part(j6 int) {
-	scratch := r8.scratch
-	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
+	pNetB3, scratch := r8.pNetB3, r8.scratch
+	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap32AVX512(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_a2[32*j6][0], &scratch.net_a2_2[32*j6][0])
+		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logits[32*j6][0], &scratch.train_cross_entropy_1_logits_1[32*j6][0], &pNetB3[0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row2 := &scratch.net_a2_2[i0+32*j6]
-			net_a2Row := &scratch.net_a2[i0+32*j6]
-			for i1 := range 64 {
-				r7 := net_a2_2Row2[i1]
-				if !(r7 > 0) {
-					r7 = 0
-				}
-				net_a2Row[i1] = r7
+			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j6]
+			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j6]
+			for i1 := range 10 {
+				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
 			}
 		}
 	}
@@ -34073,30 +32728,26 @@ var ocannlBenchFixedBackwardPart5Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart6 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart6 struct {
-	pNetW3  *[640]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchFixedBackwardPart6) Part(j7 int) {
-	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	scratch := r9.scratch
+	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
+		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
+		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j7][0], &scratch.train_cross_entropy_1_logits[32*j7][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			net_a2Row2 := &scratch.net_a2[i0+32*j7]
+			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j7]
+			acc4 := float32(math.Inf(-1))
 			for i1 := range 10 {
-				pNetW3Row := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				acc3 := float32(0)
-				for i2 := range 64 {
-					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
-				}
-				scratch.train_cross_entropy_1_logits_1[i0+32*j7][i1] = acc3
+				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
 			}
+			scratch.train_cross_entropy_1_m[i0+32*j7][0] = acc4
 		}
 	}
 }
@@ -34107,24 +32758,24 @@ var ocannlBenchFixedBackwardPart6Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart7 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart7 struct {
-	pNetB3  *[10]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r10 *ocannlBenchFixedBackwardPart7) Part(j8 int) {
-	pNetB3, scratch := r10.pNetB3, r10.scratch
-	// float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,x1)): AVX512, AVX2.
+	scratch := r10.scratch
+	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_logits_1[32*j8][0], &pNetB3[0])
+		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z[32*j8][0], &scratch.train_cross_entropy_1_logits[32*j8][0], &scratch.train_cross_entropy_1_m[32*j8][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0+32*j8]
-			train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0+32*j8]
+			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j8]
+			train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j8][0]
+			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j8]
 			for i1 := range 10 {
-				train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
 			}
 		}
 	}
@@ -34142,20 +32793,18 @@ type ocannlBenchFixedBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r11 *ocannlBenchFixedBackwardPart8) Part(j9 int) {
 	scratch := r11.scratch
-	// float32 along-rows max reduction kernel, 32 rows of 10 elements into 32 cells (c = -Inf max x0): AVX512, AVX2.
+	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce37AVX512(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else if ocannlAVX2 {
-		ocannlReduce37AVX2(&scratch.train_cross_entropy_1_m[32*j9][0], &scratch.train_cross_entropy_1_logits[32*j9][0])
+		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1[32*j9][0], &scratch.train_cross_entropy_1_z[32*j9][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0+32*j9]
-			acc4 := float32(math.Inf(-1))
+			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j9]
+			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j9]
 			for i1 := range 10 {
-				acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
 			}
-			scratch.train_cross_entropy_1_m[i0+32*j9][0] = acc4
 		}
 	}
 }
@@ -34172,19 +32821,20 @@ type ocannlBenchFixedBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r12 *ocannlBenchFixedBackwardPart9) Part(j10 int) {
 	scratch := r12.scratch
-	// float32 pointwise kernel over 32 rows of 10 elements (c = sub(x0,x1)): AVX512, AVX2.
+	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap27AVX512(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
 	} else if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.train_cross_entropy_1_z[32*j10][0], &scratch.train_cross_entropy_1_logits[32*j10][0], &scratch.train_cross_entropy_1_m[32*j10][0])
+		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j10][0], &scratch.train_cross_entropy_1_logp_1[32*j10][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 32 {
-			train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0+32*j10]
-			train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0+32*j10][0]
-			train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0+32*j10]
+			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j10]
+			acc5 := float32(0)
 			for i1 := range 10 {
-				train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+				acc5 += train_cross_entropy_1_logp_1Row2[i1]
 			}
+			scratch.train_cross_entropy_1_logp_2[i0+32*j10][0] = acc5
 		}
 	}
 }
@@ -34195,23 +32845,28 @@ var ocannlBenchFixedBackwardPart9Records rt.Records[ocannlBenchFixedBackwardPart
 // ocannlBenchFixedBackwardPart10 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart10 struct {
-	scratch *ocannlBenchFixedBackwardScratch
+	scratch       *ocannlBenchFixedBackwardScratch
+	gNetW3Partial [8][10][64]float32
 }
 
-// Part runs part j11 of the nest (0 <= j11 < 8).
-func (r13 *ocannlBenchFixedBackwardPart10) Part(j11 int) {
-	scratch := r13.scratch
-	// float32 pointwise kernel over 320 elements (c = exp(x0)): AVX512, AVX2.
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r17 *ocannlBenchFixedBackwardPart10) Part(j12 int) {
+	scratch, gNetW3Partial := r17.scratch, &r17.gNetW3Partial
+	gNetW3Partial[j12] = [10][64]float32{}
+	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlGemm20AVX512(&gNetW3Partial[j12][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j12][0], &scratch.net_a2[32*j12][0])
 	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.train_cross_entropy_1_logp_1[32*j11][0], &scratch.train_cross_entropy_1_z[32*j11][0])
+		ocannlGemm20AVX2(&gNetW3Partial[j12][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j12][0], &scratch.net_a2[32*j12][0])
 	} else {
 		for i0 := range 32 {
-			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0+32*j11]
-			train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0+32*j11]
+			net_a2Row3 := &scratch.net_a2[i0+32*j12]
 			for i1 := range 10 {
-				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j12][i1]
+				gNetW3PartialRow := &gNetW3Partial[j12][i1]
+				for i2 := range 64 {
+					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
+				}
 			}
 		}
 	}
@@ -34223,94 +32878,31 @@ var ocannlBenchFixedBackwardPart10Records rt.Records[ocannlBenchFixedBackwardPar
 // ocannlBenchFixedBackwardPart11 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
 type ocannlBenchFixedBackwardPart11 struct {
-	scratch *ocannlBenchFixedBackwardScratch
-}
-
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r14 *ocannlBenchFixedBackwardPart11) Part(j12 int) {
-	scratch := r14.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 10 elements into 32 cells (c = 0 add x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlReduce38AVX512(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
-	} else if ocannlAVX2 {
-		ocannlReduce38AVX2(&scratch.train_cross_entropy_1_logp_2[32*j12][0], &scratch.train_cross_entropy_1_logp_1[32*j12][0])
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 32 {
-			train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0+32*j12]
-			acc5 := float32(0)
-			for i1 := range 10 {
-				acc5 += train_cross_entropy_1_logp_1Row2[i1]
-			}
-			scratch.train_cross_entropy_1_logp_2[i0+32*j12][0] = acc5
-		}
-	}
-}
-
-// ocannlBenchFixedBackwardPart11Records holds the free ocannlBenchFixedBackwardPart11 records.
-var ocannlBenchFixedBackwardPart11Records rt.Records[ocannlBenchFixedBackwardPart11]
-
-// ocannlBenchFixedBackwardPart12 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart12 struct {
-	scratch       *ocannlBenchFixedBackwardScratch
-	gNetW3Partial [8][10][64]float32
-}
-
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r19 *ocannlBenchFixedBackwardPart12) Part(j14 int) {
-	scratch, gNetW3Partial := r19.scratch, &r19.gNetW3Partial
-	gNetW3Partial[j14] = [10][64]float32{}
-	// float32 broadcast kernel M=10 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
-	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3Partial[j14][0][0], &scratch.train_cross_entropy_1_logp_grad[32*j14][0], &scratch.net_a2[32*j14][0])
-	} else {
-		for i0 := range 32 {
-			net_a2Row3 := &scratch.net_a2[i0+32*j14]
-			for i1 := range 10 {
-				train_cross_entropy_1_logp_gradV := scratch.train_cross_entropy_1_logp_grad[i0+32*j14][i1]
-				gNetW3PartialRow := &gNetW3Partial[j14][i1]
-				for i2 := range 64 {
-					gNetW3PartialRow[i2] += train_cross_entropy_1_logp_gradV * net_a2Row3[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlBenchFixedBackwardPart12Records holds the free ocannlBenchFixedBackwardPart12 records.
-var ocannlBenchFixedBackwardPart12Records rt.Records[ocannlBenchFixedBackwardPart12]
-
-// ocannlBenchFixedBackwardPart13 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart13 struct {
 	pNetW3  *[640]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j17 of the nest (0 <= j17 < 8).
-func (r20 *ocannlBenchFixedBackwardPart13) Part(j17 int) {
-	pNetW3, scratch := r20.pNetW3, r20.scratch
+// Part runs part j15 of the nest (0 <= j15 < 8).
+func (r18 *ocannlBenchFixedBackwardPart11) Part(j15 int) {
+	pNetW3, scratch := r18.pNetW3, r18.scratch
 	// float32 broadcast kernel M=32 N=64 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX512(&scratch.net_a2_grad[32*j15][0], &scratch.train_cross_entropy_1_logp_grad[32*j15][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j17][0], &scratch.train_cross_entropy_1_logp_grad[32*j17][0], &pNetW3[0])
+		ocannlGemm21AVX2(&scratch.net_a2_grad[32*j15][0], &scratch.train_cross_entropy_1_logp_grad[32*j15][0], &pNetW3[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
-			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j17]
+			net_a2_gradRow := &scratch.net_a2_grad[i0+32*j15]
 			for i1 := 0; i1 < 8; i1 += 4 {
 				pNetW3Row2 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV2 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1]
 				pNetW3Row3 := (*[64]float32)(pNetW3[64*i1+64 : 64*i1+128])
-				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+1]
+				train_cross_entropy_1_logp_gradV3 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1+1]
 				pNetW3Row4 := (*[64]float32)(pNetW3[64*i1+128 : 64*i1+192])
-				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+2]
+				train_cross_entropy_1_logp_gradV4 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1+2]
 				pNetW3Row5 := (*[64]float32)(pNetW3[64*i1+192 : 64*i1+256])
-				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1+3]
+				train_cross_entropy_1_logp_gradV5 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1+3]
 				for i2 := range 64 {
 					acc12 := net_a2_gradRow[i2]
 					acc12 += pNetW3Row2[i2] * train_cross_entropy_1_logp_gradV2
@@ -34322,7 +32914,7 @@ func (r20 *ocannlBenchFixedBackwardPart13) Part(j17 int) {
 			}
 			for i1 := 8; i1 < 10; i1++ {
 				pNetW3Row6 := (*[64]float32)(pNetW3[64*i1 : 64*i1+64])
-				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j17][i1]
+				train_cross_entropy_1_logp_gradV6 := scratch.train_cross_entropy_1_logp_grad[i0+32*j15][i1]
 				for i2 := range 64 {
 					net_a2_gradRow[i2] += pNetW3Row6[i2] * train_cross_entropy_1_logp_gradV6
 				}
@@ -34331,70 +32923,70 @@ func (r20 *ocannlBenchFixedBackwardPart13) Part(j17 int) {
 	}
 }
 
-// ocannlBenchFixedBackwardPart13Records holds the free ocannlBenchFixedBackwardPart13 records.
-var ocannlBenchFixedBackwardPart13Records rt.Records[ocannlBenchFixedBackwardPart13]
+// ocannlBenchFixedBackwardPart11Records holds the free ocannlBenchFixedBackwardPart11 records.
+var ocannlBenchFixedBackwardPart11Records rt.Records[ocannlBenchFixedBackwardPart11]
 
-// ocannlBenchFixedBackwardPart14 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// ocannlBenchFixedBackwardPart12 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart14 struct {
+type ocannlBenchFixedBackwardPart12 struct {
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j18 of the nest (0 <= j18 < 8).
-func (r23 *ocannlBenchFixedBackwardPart14) Part(j18 int) {
-	scratch := r23.scratch
+// Part runs part j16 of the nest (0 <= j16 < 8).
+func (r21 *ocannlBenchFixedBackwardPart12) Part(j16 int) {
+	scratch := r21.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap29AVX512(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+		ocannlMap29AVX2(&scratch.net_a2_2_grad[32*j16][0], &scratch.net_a2[32*j16][0], &scratch.net_a2_grad[32*j16][0])
 	} else {
 		for i0 := range 32 {
-			net_a2_2Row3 := &scratch.net_a2_2[i0+32*j18]
-			net_a2_gradRow2 := &scratch.net_a2_grad[i0+32*j18]
-			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0+32*j18]
+			net_a2Row4 := &scratch.net_a2[i0+32*j16]
+			net_a2_gradRow2 := &scratch.net_a2_grad[i0+32*j16]
+			net_a2_2_gradRow := &scratch.net_a2_2_grad[i0+32*j16]
 			for i1 := range 64 {
-				var r21 float32
-				if 0 < net_a2_2Row3[i1] {
-					r21 = 1
+				var r19 float32
+				if 0 < net_a2Row4[i1] {
+					r19 = 1
 				}
-				r22 := float32(0)
-				if r21 != 0 {
-					r22 = net_a2_gradRow2[i1]
+				r20 := float32(0)
+				if r19 != 0 {
+					r20 = net_a2_gradRow2[i1]
 				}
-				net_a2_2_gradRow[i1] += r22
+				net_a2_2_gradRow[i1] += r20
 			}
 		}
 	}
 }
 
-// ocannlBenchFixedBackwardPart14Records holds the free ocannlBenchFixedBackwardPart14 records.
-var ocannlBenchFixedBackwardPart14Records rt.Records[ocannlBenchFixedBackwardPart14]
+// ocannlBenchFixedBackwardPart12Records holds the free ocannlBenchFixedBackwardPart12 records.
+var ocannlBenchFixedBackwardPart12Records rt.Records[ocannlBenchFixedBackwardPart12]
 
-// ocannlBenchFixedBackwardPart15 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// ocannlBenchFixedBackwardPart13 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart15 struct {
+type ocannlBenchFixedBackwardPart13 struct {
 	scratch       *ocannlBenchFixedBackwardScratch
 	gNetB2Partial [8][64]float32
 }
 
-// Part runs part j19 of the nest (0 <= j19 < 8).
-func (r24 *ocannlBenchFixedBackwardPart15) Part(j19 int) {
-	scratch, gNetB2Partial := r24.scratch, &r24.gNetB2Partial
-	gNetB2Partial[j19] = [64]float32{}
+// Part runs part j17 of the nest (0 <= j17 < 8).
+func (r22 *ocannlBenchFixedBackwardPart13) Part(j17 int) {
+	scratch, gNetB2Partial := r22.scratch, &r22.gNetB2Partial
+	gNetB2Partial[j17] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX512(&gNetB2Partial[j17][0], &scratch.net_a2_2_grad[32*j17][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB2Partial[j19][0], &scratch.net_a2_2_grad[32*j19][0])
+		ocannlReduce43AVX2(&gNetB2Partial[j17][0], &scratch.net_a2_2_grad[32*j17][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
-		gNetB2PartialRow := &gNetB2Partial[j19]
+		gNetB2PartialRow := &gNetB2Partial[j17]
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+32*j19]
-			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j19+1]
-			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j19+2]
-			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j19+3]
+			net_a2_2_gradRow2 := &scratch.net_a2_2_grad[i0+32*j17]
+			net_a2_2_gradRow3 := &scratch.net_a2_2_grad[i0+32*j17+1]
+			net_a2_2_gradRow4 := &scratch.net_a2_2_grad[i0+32*j17+2]
+			net_a2_2_gradRow5 := &scratch.net_a2_2_grad[i0+32*j17+3]
 			for i1 := range 64 {
 				acc13 := gNetB2PartialRow[i1]
 				acc13 += net_a2_2_gradRow2[i1]
@@ -34407,69 +32999,69 @@ func (r24 *ocannlBenchFixedBackwardPart15) Part(j19 int) {
 	}
 }
 
-// ocannlBenchFixedBackwardPart15Records holds the free ocannlBenchFixedBackwardPart15 records.
-var ocannlBenchFixedBackwardPart15Records rt.Records[ocannlBenchFixedBackwardPart15]
+// ocannlBenchFixedBackwardPart13Records holds the free ocannlBenchFixedBackwardPart13 records.
+var ocannlBenchFixedBackwardPart13Records rt.Records[ocannlBenchFixedBackwardPart13]
 
-// ocannlBenchFixedBackwardPart16 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 2 parts, one
+// ocannlBenchFixedBackwardPart14 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 2 parts, one
 // for each 32 values of i2 (see rt.Pool).
-type ocannlBenchFixedBackwardPart16 struct {
+type ocannlBenchFixedBackwardPart14 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 2).
-func (r25 *ocannlBenchFixedBackwardPart16) Part(j21 int) {
-	gNetW2, scratch := r25.gNetW2, r25.scratch
+// Part runs part j19 of the nest (0 <= j19 < 2).
+func (r23 *ocannlBenchFixedBackwardPart14) Part(j19 int) {
+	gNetW2, scratch := r23.gNetW2, r23.scratch
 	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
+		ocannlGemm22AVX512(&gNetW2[32*j19], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j19])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[32*j21], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j21])
+		ocannlGemm22AVX2(&gNetW2[32*j19], &scratch.net_a2_2_grad[0][0], &scratch.net_a1[0][32*j19])
 	} else {
 		for i0 := range 256 {
 			net_a1Row3 := &scratch.net_a1[i0]
 			for i1 := range 64 {
 				net_a2_2_gradV := scratch.net_a2_2_grad[i0][i1]
-				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j21 : 64*i1+32*j21+32])
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j19 : 64*i1+32*j19+32])
 				for i2 := range 32 {
-					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j21]
+					gNetW2Row[i2] += net_a2_2_gradV * net_a1Row3[i2+32*j19]
 				}
 			}
 		}
 	}
 }
 
-// ocannlBenchFixedBackwardPart16Records holds the free ocannlBenchFixedBackwardPart16 records.
-var ocannlBenchFixedBackwardPart16Records rt.Records[ocannlBenchFixedBackwardPart16]
+// ocannlBenchFixedBackwardPart14Records holds the free ocannlBenchFixedBackwardPart14 records.
+var ocannlBenchFixedBackwardPart14Records rt.Records[ocannlBenchFixedBackwardPart14]
 
-// ocannlBenchFixedBackwardPart17 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// ocannlBenchFixedBackwardPart15 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart17 struct {
+type ocannlBenchFixedBackwardPart15 struct {
 	pNetW2  *[4096]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
-func (r26 *ocannlBenchFixedBackwardPart17) Part(j22 int) {
-	pNetW2, scratch := r26.pNetW2, r26.scratch
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r24 *ocannlBenchFixedBackwardPart15) Part(j20 int) {
+	pNetW2, scratch := r24.pNetW2, r24.scratch
 	// float32 broadcast kernel M=32 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
+		ocannlGemm23AVX512(&scratch.net_a1_grad[32*j20][0], &scratch.net_a2_2_grad[32*j20][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j22][0], &scratch.net_a2_2_grad[32*j22][0], &pNetW2[0])
+		ocannlGemm23AVX2(&scratch.net_a1_grad[32*j20][0], &scratch.net_a2_2_grad[32*j20][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j22]
+			net_a1_gradRow := &scratch.net_a1_grad[i0+32*j20]
 			for i1 := 0; i1 < 64; i1 += 4 {
 				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+32*j22][i1]
+				net_a2_2_gradV2 := scratch.net_a2_2_grad[i0+32*j20][i1]
 				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+32*j22][i1+1]
+				net_a2_2_gradV3 := scratch.net_a2_2_grad[i0+32*j20][i1+1]
 				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+32*j22][i1+2]
+				net_a2_2_gradV4 := scratch.net_a2_2_grad[i0+32*j20][i1+2]
 				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+32*j22][i1+3]
+				net_a2_2_gradV5 := scratch.net_a2_2_grad[i0+32*j20][i1+3]
 				for i2 := range 64 {
 					acc15 := net_a1_gradRow[i2]
 					acc15 += pNetW2Row2[i2] * net_a2_2_gradV2
@@ -34483,70 +33075,70 @@ func (r26 *ocannlBenchFixedBackwardPart17) Part(j22 int) {
 	}
 }
 
-// ocannlBenchFixedBackwardPart17Records holds the free ocannlBenchFixedBackwardPart17 records.
-var ocannlBenchFixedBackwardPart17Records rt.Records[ocannlBenchFixedBackwardPart17]
+// ocannlBenchFixedBackwardPart15Records holds the free ocannlBenchFixedBackwardPart15 records.
+var ocannlBenchFixedBackwardPart15Records rt.Records[ocannlBenchFixedBackwardPart15]
 
-// ocannlBenchFixedBackwardPart18 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// ocannlBenchFixedBackwardPart16 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart18 struct {
+type ocannlBenchFixedBackwardPart16 struct {
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
-func (r29 *ocannlBenchFixedBackwardPart18) Part(j23 int) {
-	scratch := r29.scratch
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r27 *ocannlBenchFixedBackwardPart16) Part(j21 int) {
+	scratch := r27.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap40AVX512(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap29AVX512(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_a1_2_grad[32*j23][0], &scratch.net_a1_2[32*j23][0], &scratch.net_a1_grad[32*j23][0])
+		ocannlMap29AVX2(&scratch.net_a1_2_grad[32*j21][0], &scratch.net_a1[32*j21][0], &scratch.net_a1_grad[32*j21][0])
 	} else {
 		for i0 := range 32 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+32*j23]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j23]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j23]
+			net_a1Row4 := &scratch.net_a1[i0+32*j21]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0+32*j21]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+32*j21]
 			for i1 := range 64 {
-				var r27 float32
-				if 0 < net_a1_2Row3[i1] {
-					r27 = 1
+				var r25 float32
+				if 0 < net_a1Row4[i1] {
+					r25 = 1
 				}
-				r28 := float32(0)
-				if r27 != 0 {
-					r28 = net_a1_gradRow2[i1]
+				r26 := float32(0)
+				if r25 != 0 {
+					r26 = net_a1_gradRow2[i1]
 				}
-				net_a1_2_gradRow[i1] += r28
+				net_a1_2_gradRow[i1] += r26
 			}
 		}
 	}
 }
 
-// ocannlBenchFixedBackwardPart18Records holds the free ocannlBenchFixedBackwardPart18 records.
-var ocannlBenchFixedBackwardPart18Records rt.Records[ocannlBenchFixedBackwardPart18]
+// ocannlBenchFixedBackwardPart16Records holds the free ocannlBenchFixedBackwardPart16 records.
+var ocannlBenchFixedBackwardPart16Records rt.Records[ocannlBenchFixedBackwardPart16]
 
-// ocannlBenchFixedBackwardPart19 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// ocannlBenchFixedBackwardPart17 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 32 values of i0 (see rt.Pool).
-type ocannlBenchFixedBackwardPart19 struct {
+type ocannlBenchFixedBackwardPart17 struct {
 	scratch       *ocannlBenchFixedBackwardScratch
 	gNetB1Partial [8][64]float32
 }
 
-// Part runs part j24 of the nest (0 <= j24 < 8).
-func (r30 *ocannlBenchFixedBackwardPart19) Part(j24 int) {
-	scratch, gNetB1Partial := r30.scratch, &r30.gNetB1Partial
-	gNetB1Partial[j24] = [64]float32{}
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r28 *ocannlBenchFixedBackwardPart17) Part(j22 int) {
+	scratch, gNetB1Partial := r28.scratch, &r28.gNetB1Partial
+	gNetB1Partial[j22] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlReduce43AVX512(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
+		ocannlReduce43AVX512(&gNetB1Partial[j22][0], &scratch.net_a1_2_grad[32*j22][0])
 	} else if ocannlAVX2 {
-		ocannlReduce43AVX2(&gNetB1Partial[j24][0], &scratch.net_a1_2_grad[32*j24][0])
+		ocannlReduce43AVX2(&gNetB1Partial[j22][0], &scratch.net_a1_2_grad[32*j22][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
-		gNetB1PartialRow := &gNetB1Partial[j24]
+		gNetB1PartialRow := &gNetB1Partial[j22]
 		for i0 := 0; i0 < 32; i0 += 4 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j24]
-			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j24+1]
-			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j24+2]
-			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j24+3]
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+32*j22]
+			net_a1_2_gradRow3 := &scratch.net_a1_2_grad[i0+32*j22+1]
+			net_a1_2_gradRow4 := &scratch.net_a1_2_grad[i0+32*j22+2]
+			net_a1_2_gradRow5 := &scratch.net_a1_2_grad[i0+32*j22+3]
 			for i1 := range 64 {
 				acc16 := gNetB1PartialRow[i1]
 				acc16 += net_a1_2_gradRow2[i1]
@@ -34559,31 +33151,31 @@ func (r30 *ocannlBenchFixedBackwardPart19) Part(j24 int) {
 	}
 }
 
-// ocannlBenchFixedBackwardPart19Records holds the free ocannlBenchFixedBackwardPart19 records.
-var ocannlBenchFixedBackwardPart19Records rt.Records[ocannlBenchFixedBackwardPart19]
+// ocannlBenchFixedBackwardPart17Records holds the free ocannlBenchFixedBackwardPart17 records.
+var ocannlBenchFixedBackwardPart17Records rt.Records[ocannlBenchFixedBackwardPart17]
 
-// ocannlBenchFixedBackwardPart20 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
+// ocannlBenchFixedBackwardPart18 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlBenchFixedBackwardPart20 struct {
+type ocannlBenchFixedBackwardPart18 struct {
 	gNetW1  *[2048]float32
 	x       *[256][32]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j26 of the nest (0 <= j26 < 8).
-func (r31 *ocannlBenchFixedBackwardPart20) Part(j26 int) {
-	gNetW1, x, scratch := r31.gNetW1, r31.x, r31.scratch
+// Part runs part j24 of the nest (0 <= j24 < 8).
+func (r29 *ocannlBenchFixedBackwardPart18) Part(j24 int) {
+	gNetW1, x, scratch := r29.gNetW1, r29.x, r29.scratch
 	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
+		ocannlGemm24AVX512(&gNetW1[256*j24], &scratch.net_a1_2_grad[0][8*j24], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&gNetW1[256*j26], &scratch.net_a1_2_grad[0][8*j26], &x[0][0])
+		ocannlGemm24AVX2(&gNetW1[256*j24], &scratch.net_a1_2_grad[0][8*j24], &x[0][0])
 	} else {
 		for i0 := range 256 {
 			xRow2 := &x[i0]
 			for i1 := range 8 {
-				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j26]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j26 : 32*i1+256*j26+32])
+				net_a1_2_gradV := scratch.net_a1_2_grad[i0][i1+8*j24]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j24 : 32*i1+256*j24+32])
 				for i2 := range 32 {
 					gNetW1Row[i2] += net_a1_2_gradV * xRow2[i2]
 				}
@@ -34592,5 +33184,5 @@ func (r31 *ocannlBenchFixedBackwardPart20) Part(j26 int) {
 	}
 }
 
-// ocannlBenchFixedBackwardPart20Records holds the free ocannlBenchFixedBackwardPart20 records.
-var ocannlBenchFixedBackwardPart20Records rt.Records[ocannlBenchFixedBackwardPart20]
+// ocannlBenchFixedBackwardPart18Records holds the free ocannlBenchFixedBackwardPart18 records.
+var ocannlBenchFixedBackwardPart18Records rt.Records[ocannlBenchFixedBackwardPart18]

@@ -281,147 +281,142 @@ func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap1AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap4AVX512 runs a float64 pointwise kernel over 400 elements: c = mul(x0,x1).
+// ocannlMap4AVX512 runs a float64 pointwise kernel over 400 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap5AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap5AVX512 runs a float64 pointwise kernel over 800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap6AVX512 runs a float64 pointwise kernel over 800 elements: c = relu(x0).
+// ocannlMap6AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX512(c *float64, x0 *float64)
+func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX512 runs a float64 pointwise kernel over 400 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap7AVX512(c *float64, x0 *float64)
-
-// ocannlMap8AVX512 runs a float64 pointwise kernel over 400 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-
-// ocannlMap9AVX512 runs a float64 pointwise kernel over 400 elements: c += mul(x0,x1).
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap10AVX512 runs a float64 pointwise kernel over 800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap11AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap14AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap15AVX512 runs a float64 pointwise kernel over 400 elements: c = relu(x0).
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap15AVX512(c *float64, x0 *float64)
+func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap16AVX512 runs a float64 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap21AVX512(c *float32, x0 *float32)
 
-// ocannlMap24AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 256 elements: c = 10.
 //
 //go:noescape
-func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap27AVX512(c *float32)
 
-// ocannlMap28AVX512 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap28AVX512(c *float32, x0 *float32)
+func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap30AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap32AVX512 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap32AVX512(c *float32, x0 *float32)
+func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 1280 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap33AVX512(c *float32, x0 *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap35AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 1280 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap36AVX512(c *float32, x0 *float32)
-
-// ocannlMap37AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap38AVX512 runs a float32 pointwise kernel over 256 elements: c = 10.
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap38AVX512(c *float32)
+func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap39AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
@@ -441,7 +436,7 @@ func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 1280 elements: c = exp(x0).
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 640 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap44AVX512(c *float32, x0 *float32)
@@ -451,160 +446,60 @@ func ocannlMap44AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 640 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 1024 elements: c = relu(x0).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float32, x0 *float32)
+func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 1280 elements: c = add(x0,0).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap49AVX512(c *float32, x0 *float32)
+func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX512 runs a float32 pointwise kernel over 1280 elements: c = add(mul(x0,x1),0).
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap52AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap51AVX512(c *float32, x0 *float32)
+func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap52AVX512 runs a float32 pointwise kernel over 1280 elements: c += mul(x0,x1).
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap54AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap56AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap56AVX512 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap56AVX512(c *float32, x0 *float32)
 
-// ocannlMap57AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap58AVX512 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap58AVX512(c *float32, x0 *float32)
 
-// ocannlMap58AVX512 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap59AVX512 runs a float32 pointwise kernel over 640 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap59AVX512(c *float32, x0 *float32)
-
-// ocannlMap61AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
-//
-//go:noescape
-func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap62AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap63AVX512 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap63AVX512(c *float32, x0 *float32)
-
-// ocannlMap64AVX512 runs a float32 pointwise kernel over 640 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap64AVX512(c *float32, x0 *float32)
-
-// ocannlMap65AVX512 runs a float32 pointwise kernel over 640 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap66AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap66AVX512(c *float32, x0 *float32)
-
-// ocannlMap67AVX512 runs a float32 pointwise kernel over 640 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap68AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap69AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap71AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
-//
-//go:noescape
-func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap72AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap72AVX512(c *float32, x0 *float32)
-
-// ocannlMap73AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap74AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap74AVX512(c *float32, x0 *float32)
-
-// ocannlMap75AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap76AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap77AVX512 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap77AVX512(c *float32, x0 *float32)
-
-// ocannlMap79AVX512 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap79AVX512(c *float32, x0 *float32)
-
-// ocannlMap80AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
@@ -646,10 +541,10 @@ func ocannlReduce6AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce7AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce8AVX512 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 400 elements.
+// ocannlReduce8AVX512 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 400 elements.
 //
 //go:noescape
-func ocannlReduce8AVX512(c *float64, x0 *float64)
+func ocannlReduce8AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce9AVX512 runs a float64 across-rows add reduction kernel: c = c add x0, 200 rows of 2 elements.
 //
@@ -1276,187 +1171,187 @@ func ocannlMap2AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap3AVX2(c *float64, x0 *float64)
 
-// ocannlMap4AVX2 runs a float64 pointwise kernel over 400 elements: c = mul(x0,x1).
+// ocannlMap4AVX2 runs a float64 pointwise kernel over 400 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap4AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap5AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap5AVX2 runs a float64 pointwise kernel over 800 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap6AVX2 runs a float64 pointwise kernel over 800 elements: c = relu(x0).
+// ocannlMap6AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap6AVX2(c *float64, x0 *float64)
+func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap7AVX2 runs a float64 pointwise kernel over 400 elements: c = add(x0,0).
+// ocannlMap7AVX2 runs a float64 pointwise kernel over 200 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap7AVX2(c *float64, x0 *float64)
 
-// ocannlMap8AVX2 runs a float64 pointwise kernel over 400 elements: c = add(mul(x0,x1),0).
+// ocannlMap8AVX2 runs a float64 pointwise kernel over 100 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap8AVX2(c *float64, x0 *float64)
 
-// ocannlMap9AVX2 runs a float64 pointwise kernel over 400 elements: c += mul(x0,x1).
+// ocannlMap9AVX2 runs a float64 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap10AVX2 runs a float64 pointwise kernel over 800 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap10AVX2 runs a float64 pointwise kernel over 100 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap10AVX2(c *float64, x0 *float64)
 
-// ocannlMap11AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
+// ocannlMap11AVX2 runs a float64 pointwise kernel over 50 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap11AVX2(c *float64, x0 *float64)
 
-// ocannlMap12AVX2 runs a float64 pointwise kernel over 200 elements: c = exp(x0).
+// ocannlMap12AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap12AVX2(c *float64, x0 *float64)
 
-// ocannlMap13AVX2 runs a float64 pointwise kernel over 100 elements: c = log(x0).
+// ocannlMap13AVX2 runs a float64 pointwise kernel over 24 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap13AVX2(c *float64, x0 *float64)
 
-// ocannlMap14AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap14AVX2 runs a float64 pointwise kernel over 24 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap14AVX2(c *float64, x0 *float64)
 
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 400 elements: c = relu(x0).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap15AVX2(c *float64, x0 *float64)
+func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap16AVX2 runs a float64 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap17AVX2 runs a float64 pointwise kernel over 100 elements: c = exp(x0).
+// ocannlMap17AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float64, x0 *float64)
+func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap18AVX2 runs a float64 pointwise kernel over 50 elements: c = log(x0).
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float64, x0 *float64)
+func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap19AVX2 runs a float64 pointwise kernel over 48 elements: c = exp(x0).
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap19AVX2(c *float64, x0 *float64)
+func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float64 pointwise kernel over 24 elements: c = log(x0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap20AVX2(c *float64, x0 *float64)
+func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX2 runs a float64 pointwise kernel over 24 elements: c = exp(x0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap21AVX2(c *float64, x0 *float64)
+func ocannlMap21AVX2(c *float32, x0 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 256 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap22AVX2(c *float32, x0 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
+// ocannlMap23AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap25AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap27AVX2 runs a float32 pointwise kernel over 256 elements: c = 10.
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap27AVX2(c *float32)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 320 elements: c = exp(x0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap28AVX2(c *float32, x0 *float32)
+func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 256 elements: c = log(x0).
+// ocannlMap29AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32)
+func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
 //
 //go:noescape
-func ocannlMap32AVX2(c *float32, x0 *float32)
+func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 1280 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap33AVX2(c *float32, x0 *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 128 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap34AVX2(c *float32, x0 *float32)
 
-// ocannlMap35AVX2 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+// ocannlMap35AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 1280 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap36AVX2(c *float32, x0 *float32)
+func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
+// ocannlMap37AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap38AVX2 runs a float32 pointwise kernel over 256 elements: c = 10.
+// ocannlMap38AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap38AVX2(c *float32)
+func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap39AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap39AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap40AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap40AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
@@ -1476,12 +1371,12 @@ func ocannlMap42AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 1280 elements: c = exp(x0).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 640 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap44AVX2(c *float32, x0 *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 128 elements: c = log(x0).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 64 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap45AVX2(c *float32, x0 *float32)
@@ -1491,175 +1386,70 @@ func ocannlMap45AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 640 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap47AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 1024 elements: c = relu(x0).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float32, x0 *float32)
+func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 1280 elements: c = add(x0,0).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float32, x0 *float32)
+func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 1280 elements: c = add(mul(x0,x1),0).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
 func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap51AVX2(c *float32, x0 *float32)
 
-// ocannlMap52AVX2 runs a float32 pointwise kernel over 1280 elements: c += mul(x0,x1).
+// ocannlMap52AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap53AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 8192 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 10 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap56AVX2 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
+// ocannlMap56AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap56AVX2(c *float32, x0 *float32)
 
-// ocannlMap57AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
+// ocannlMap57AVX2 runs a float32 pointwise kernel over 16 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap57AVX2(c *float32, x0 *float32)
 
-// ocannlMap58AVX2 runs a float32 pointwise kernel over 10 elements: c = sub(x0,x1).
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap58AVX2(c *float32, x0 *float32)
 
-// ocannlMap59AVX2 runs a float32 pointwise kernel over 640 elements: c = exp(x0).
+// ocannlMap59AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap59AVX2(c *float32, x0 *float32)
-
-// ocannlMap60AVX2 runs a float32 pointwise kernel over 64 elements: c = log(x0).
-//
-//go:noescape
-func ocannlMap60AVX2(c *float32, x0 *float32)
-
-// ocannlMap61AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
-//
-//go:noescape
-func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap62AVX2 runs a float32 pointwise kernel over 64 elements: c = add(x0,x1).
-//
-//go:noescape
-func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap63AVX2 runs a float32 pointwise kernel over 512 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap63AVX2(c *float32, x0 *float32)
-
-// ocannlMap64AVX2 runs a float32 pointwise kernel over 640 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap64AVX2(c *float32, x0 *float32)
-
-// ocannlMap65AVX2 runs a float32 pointwise kernel over 640 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap66AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap66AVX2(c *float32, x0 *float32)
-
-// ocannlMap67AVX2 runs a float32 pointwise kernel over 640 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap68AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap69AVX2 runs a float32 pointwise kernel over 4096 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap70AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
-//
-//go:noescape
-func ocannlMap70AVX2(c *float32, x0 *float32)
-
-// ocannlMap71AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
-//
-//go:noescape
-func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap72AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap72AVX2(c *float32, x0 *float32)
-
-// ocannlMap73AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
-//
-//go:noescape
-func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap74AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
-//
-//go:noescape
-func ocannlMap74AVX2(c *float32, x0 *float32)
-
-// ocannlMap75AVX2 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
-//
-//go:noescape
-func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap76AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
-//
-//go:noescape
-func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-
-// ocannlMap77AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap77AVX2(c *float32, x0 *float32)
-
-// ocannlMap78AVX2 runs a float32 pointwise kernel over 16 elements: c = log(x0).
-//
-//go:noescape
-func ocannlMap78AVX2(c *float32, x0 *float32)
-
-// ocannlMap79AVX2 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap79AVX2(c *float32, x0 *float32)
-
-// ocannlMap80AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
-//
-//go:noescape
-func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
@@ -1701,10 +1491,10 @@ func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce8AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 400 elements.
+// ocannlReduce8AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 400 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float64, x0 *float64)
+func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce9AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 200 rows of 2 elements.
 //

@@ -7029,59 +7029,15 @@ TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000032, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x000000c8, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000064, DX
+	VBROADCASTSD (DX), Z1
+	MOVQ         $0x00000032, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPD  Z1, Z2, Z2
+	VADDPD  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -7089,77 +7045,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX512(c *float64, x0 *float64)
+// func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	VBROADCASTSD (CX), Z1
-	MOVQ         $0x00000032, CX
-
-e1:
-	VADDPD  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000032, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPD  Z2, Z1, Z1
-	VADDPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVQ         $0x00000032, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPD  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPD  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7184,9 +7072,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7209,53 +7097,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z0
-	MOVL         $0x0000000f, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000064, BX
-
-row1:
-	VMOVUPD.Z (CX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VADDPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX512(c *float64, x0 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Z0
-	VBROADCASTSD ocannlConst64<>+8(SB), Z1
-	MOVQ         $0x00000032, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPD  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7280,9 +7124,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7310,9 +7154,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7340,9 +7184,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7370,9 +7214,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7400,9 +7244,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7424,9 +7268,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7449,9 +7293,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX512(c *float32, x0 *float32)
+// func ocannlMap21AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -7460,45 +7304,45 @@ TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap21AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap21AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap21AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap21AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap21AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap21AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap21AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap21AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap28AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap21AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap28AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap21AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -7510,123 +7354,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap28AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap28AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap28AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap28AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap28AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap28AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap28AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap28AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap28AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap28AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap21AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap21AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap21AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap21AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap21AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap21AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap21AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap21AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap21AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap21AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap21AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7653,48 +7497,22 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap32AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x000000a0, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -7702,52 +7520,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX512(c *float32, x0 *float32)
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x000000a0, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7769,56 +7544,36 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX512(c *float32, x0 *float32)
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x000000a0, BX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX512(c *float32)
+// func ocannlMap27AVX512(c *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
@@ -7833,9 +7588,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7865,6 +7620,425 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VADDPS  Z2, Z1, Z1
+	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	ADDQ      $+40, AX
+	ADDQ      $+40, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (DX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VSUBPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000050, DX
+
+e1:
+	VMOVUPS      (CX), Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+0(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+32(SB), Z1
+	VMINPS       Z0, Z1, Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+64(SB), Z1
+	VMULPS       Z1, Z0, Z1
+	VRNDSCALEPS  $0x00, Z1, Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+96(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+128(SB), Z2
+	VFNMADD231PS Z2, Z1, Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+192(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+224(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+256(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+288(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+352(SB), Z3
+	VFMADD213PS  Z3, Z0, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+320(SB), Z0
+	VMULPS       Z0, Z1, Z0
+	VRNDSCALEPS  $0x01, Z0, Z0
+	VSUBPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z3
+	VPADDD       Z3, Z0, Z0
+	VPSLLD       $0x17, Z0, Z0
+	VMULPS       Z0, Z2, Z2
+	VBROADCASTSS ocannlMap33AVX512Consts<>+384(SB), Z0
+	VADDPS       Z0, Z1, Z1
+	VBROADCASTSS ocannlMap33AVX512Consts<>+416(SB), Z0
+	VPADDD       Z0, Z1, Z1
+	VPSLLD       $0x17, Z1, Z1
+	VMULPS       Z1, Z2, Z2
+	VMOVUPS      Z2, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap33AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap33AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap33AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap33AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap33AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap33AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap33AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap33AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap33AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap33AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap33AVX512Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (BX), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VMOVUPS.Z    (DX), K1, Z2
+	VSUBPS       Z0, Z2, Z0
+	VMULPS       Z0, Z1, Z0
+	VMOVUPS      Z0, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+40, CX
+	ADDQ         $+40, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000050, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
+	VBLENDMPS    Z1, Z0, K2, Z5
+	VCMPPS       $0x04, Z0, Z5, K2
+	VBLENDMPS    Z3, Z0, K2, Z6
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z6, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
@@ -7873,7 +8047,7 @@ TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 e1:
 	VMOVUPS   (CX), Z2
@@ -7900,7 +8074,7 @@ TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000008, BX
 
 row1:
 	MOVQ $0x00000004, SI
@@ -7932,7 +8106,7 @@ TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPS.Z (CX), K1, Z0
@@ -7956,7 +8130,7 @@ TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, BX
 	KMOVW        BX, K1
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Z0
@@ -7978,7 +8152,7 @@ TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000050, DX
+	MOVQ         $0x00000028, DX
 
 e1:
 	VMOVUPS      (CX), Z0
@@ -8157,7 +8331,7 @@ TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVL         $0x000003ff, SI
 	KMOVW        SI, K1
-	MOVQ         $0x00000080, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (BX), Z0
@@ -8182,41 +8356,15 @@ TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, DX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000028, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -8224,639 +8372,68 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000050, CX
+	MOVL         $0x000003ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000040, SI
 
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
+row1:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS (BX), Z3
+	VMOVUPS.Z    (CX), K1, Z4
+	VCMPPS       $0x00, Z2, Z4, K2
+	VBLENDMPS    Z1, Z0, K2, Z5
+	VCMPPS       $0x04, Z0, Z5, K2
+	VBLENDMPS    Z3, Z0, K2, Z6
+	VMOVUPS.Z    (AX), K1, Z2
+	VADDPS       Z2, Z6, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
 	VZEROUPPER
 	RET
 
 // func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000080, SI
-
-row1:
-	VBROADCASTSS (DX), Z2
-	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (CX), K1, Z4
-	VCMPPS       $0x00, Z2, Z4, K2
-	VBLENDMPS    Z1, Z0, K2, Z5
-	VCMPPS       $0x04, Z0, Z5, K2
-	VBLENDMPS    Z3, Z0, K2, Z6
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z6, Z2
-	VMOVUPS      Z2, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000200, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VADDPS    Z0, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000040, BX
-
-e1:
-	VMOVUPS   (CX), Z2
-	VCMPPS    $0x01, Z2, Z0, K1
-	VBLENDMPS Z1, Z0, K1, Z3
-	VMOVUPS   (DX), Z2
-	VCMPPS    $0x04, Z0, Z3, K1
-	VBLENDMPS Z2, Z0, K1, Z4
-	VADDPS    Z0, Z4, Z2
-	VMOVUPS   Z2, (AX)
-	ADDQ      $+64, AX
-	ADDQ      $+64, CX
-	ADDQ      $+64, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VADDPS  Z2, Z1, Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VMOVUPS.Z (CX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	ADDQ      $+40, AX
-	ADDQ      $+40, CX
-	DECQ      BX
-	JNZ       row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, BX
-	KMOVW        BX, K1
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (DX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VSUBPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap59AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000028, DX
-
-e1:
-	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+0(SB), Z1
-	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+32(SB), Z1
-	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+64(SB), Z1
-	VMULPS       Z1, Z0, Z1
-	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap59AVX512Consts<>+96(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+128(SB), Z2
-	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+192(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+224(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+256(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+288(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+352(SB), Z3
-	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+320(SB), Z0
-	VMULPS       Z0, Z1, Z0
-	VRNDSCALEPS  $0x01, Z0, Z0
-	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z3
-	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z3
-	VPADDD       Z3, Z0, Z0
-	VPSLLD       $0x17, Z0, Z0
-	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap59AVX512Consts<>+384(SB), Z0
-	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap59AVX512Consts<>+416(SB), Z0
-	VPADDD       Z0, Z1, Z1
-	VPSLLD       $0x17, Z1, Z1
-	VMULPS       Z1, Z2, Z2
-	VMOVUPS      Z2, (AX)
-	ADDQ         $+64, AX
-	ADDQ         $+64, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap59AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap59AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap59AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap59AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap59AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap59AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap59AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap59AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap59AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap59AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap59AVX512Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (BX), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VMOVUPS.Z    (DX), K1, Z2
-	VSUBPS       Z0, Z2, Z0
-	VMULPS       Z0, Z1, Z0
-	VMOVUPS      Z0, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+40, CX
-	ADDQ         $+40, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000004, SI
-
-e2:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VADDPS  Z1, Z0, Z0
-	VMOVUPS Z0, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap63AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000020, DX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMAXPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap64AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap65AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap66AVX512(c *float32, x0 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap66AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000040, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap67AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000028, BX
-
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, SI
-	KMOVW        SI, K1
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (DX), Z2
-	VBROADCASTSS (BX), Z3
-	VMOVUPS.Z    (CX), K1, Z4
-	VCMPPS       $0x00, Z2, Z4, K2
-	VBLENDMPS    Z1, Z0, K2, Z5
-	VCMPPS       $0x04, Z0, Z5, K2
-	VBLENDMPS    Z3, Z0, K2, Z6
-	VMOVUPS.Z    (AX), K1, Z2
-	VADDPS       Z2, Z6, Z2
-	VMOVUPS      Z2, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8881,9 +8458,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8910,99 +8487,59 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX512(c *float32, x0 *float32)
+// func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	VBROADCASTSS (CX), Z1
-	MOVQ         $0x00000014, CX
-
-e1:
-	VADDPS  Z0, Z1, Z2
-	VMOVUPS Z2, (AX)
-	ADDQ    $+64, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap73AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVQ         $0x00000014, BX
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000014, DX
 
 e1:
-	VMOVUPS (CX), Z1
-	VMOVUPS (DX), Z2
-	VMULPS  Z2, Z1, Z1
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, (AX)
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX512(c *float32, x0 *float32)
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Z0
-	VBROADCASTSS ocannlConst32<>+4(SB), Z1
-	MOVL         $0x000003ff, DX
-	KMOVW        DX, K1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Z1
-	VADDPS       Z0, Z1, Z1
-	VMOVUPS      Z1, K1, (AX)
-	ADDQ         $+40, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX, AVX512F
-TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
-	MOVQ         $0x00000014, BX
+	MOVL         $0x000003ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000020, BX
 
-e1:
-	VMOVUPS (CX), Z0
-	VMOVUPS (DX), Z1
-	VMULPS  Z1, Z0, Z0
-	VMOVUPS (AX), Z1
-	VADDPS  Z1, Z0, Z1
-	VMOVUPS Z1, (AX)
-	ADDQ    $+64, AX
-	ADDQ    $+64, CX
-	ADDQ    $+64, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Z0
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS.Z    (AX), K1, Z1
+	VADDPS       Z1, Z0, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	ADDQ         $+40, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9032,9 +8569,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX512(c *float32, x0 *float32)
+// func ocannlMap56AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9043,45 +8580,45 @@ TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap56AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap56AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap56AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap56AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap56AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap56AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap56AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap56AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap77AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap56AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap77AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap56AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9093,123 +8630,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap77AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap77AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap77AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap77AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap77AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap77AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap77AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap77AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap77AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap77AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap77AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap56AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap56AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap56AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap56AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap56AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap56AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap56AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap56AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap56AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap56AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap56AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap79AVX512(c *float32, x0 *float32)
+// func ocannlMap58AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -9218,45 +8755,45 @@ TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+0(SB), Z1
+	VBROADCASTSS ocannlMap58AVX512Consts<>+0(SB), Z1
 	VMAXPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+32(SB), Z1
+	VBROADCASTSS ocannlMap58AVX512Consts<>+32(SB), Z1
 	VMINPS       Z0, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+64(SB), Z1
+	VBROADCASTSS ocannlMap58AVX512Consts<>+64(SB), Z1
 	VMULPS       Z1, Z0, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VBROADCASTSS ocannlMap79AVX512Consts<>+96(SB), Z2
+	VBROADCASTSS ocannlMap58AVX512Consts<>+96(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+128(SB), Z2
+	VBROADCASTSS ocannlMap58AVX512Consts<>+128(SB), Z2
 	VFNMADD231PS Z2, Z1, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+160(SB), Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+192(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+160(SB), Z2
+	VBROADCASTSS ocannlMap58AVX512Consts<>+192(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+224(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+224(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+256(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+256(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+288(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+288(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+320(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+352(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+352(SB), Z3
 	VFMADD213PS  Z3, Z0, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+320(SB), Z0
+	VBROADCASTSS ocannlMap58AVX512Consts<>+320(SB), Z0
 	VMULPS       Z0, Z1, Z0
 	VRNDSCALEPS  $0x01, Z0, Z0
 	VSUBPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+384(SB), Z3
 	VADDPS       Z3, Z0, Z0
-	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z3
+	VBROADCASTSS ocannlMap58AVX512Consts<>+416(SB), Z3
 	VPADDD       Z3, Z0, Z0
 	VPSLLD       $0x17, Z0, Z0
 	VMULPS       Z0, Z2, Z2
-	VBROADCASTSS ocannlMap79AVX512Consts<>+384(SB), Z0
+	VBROADCASTSS ocannlMap58AVX512Consts<>+384(SB), Z0
 	VADDPS       Z0, Z1, Z1
-	VBROADCASTSS ocannlMap79AVX512Consts<>+416(SB), Z0
+	VBROADCASTSS ocannlMap58AVX512Consts<>+416(SB), Z0
 	VPADDD       Z0, Z1, Z1
 	VPSLLD       $0x17, Z1, Z1
 	VMULPS       Z1, Z2, Z2
@@ -9268,123 +8805,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap79AVX512Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX512Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap79AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX512Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap79AVX512Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap79AVX512Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap79AVX512Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX512Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap79AVX512Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX512Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX512Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap79AVX512Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap79AVX512Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap79AVX512Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap79AVX512Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap79AVX512Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap58AVX512Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX512Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap58AVX512Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX512Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap58AVX512Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap58AVX512Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap58AVX512Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX512Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap58AVX512Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX512Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX512Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap58AVX512Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap58AVX512Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap58AVX512Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap58AVX512Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap58AVX512Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9633,34 +9170,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX512(c *float64, x0 *float64)
+// func ocannlReduce8AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
-TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Z0
 	VMOVUPS      (CX), Z0
+	VMOVUPS      (DX), Z1
+	VMULPD       Z1, Z0, Z0
 	VMOVUPS      64(CX), Z1
+	VMOVUPS      64(DX), Z2
+	VMULPD       Z2, Z1, Z1
 	VMOVUPS      128(CX), Z2
+	VMOVUPS      128(DX), Z3
+	VMULPD       Z3, Z2, Z2
 	VMOVUPS      192(CX), Z3
+	VMOVUPS      192(DX), Z4
+	VMULPD       Z4, Z3, Z3
 	ADDQ         $+256, CX
-	MOVQ         $0x0000000b, DX
+	ADDQ         $+256, DX
+	MOVQ         $0x0000000b, BX
 
 grp1:
 	VMOVUPS      (CX), Z4
+	VMOVUPS      (DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z1, Z1
 	VMOVUPS      128(CX), Z4
+	VMOVUPS      128(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z2, Z2
 	VMOVUPS      192(CX), Z4
+	VMOVUPS      192(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z3, Z3
 	ADDQ         $+256, CX
-	DECQ         DX
+	ADDQ         $+256, DX
+	DECQ         BX
 	JNZ          grp1
 	VMOVUPS      (CX), Z4
+	VMOVUPS      (DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPS      64(CX), Z4
+	VMOVUPS      64(DX), Z5
+	VMULPD       Z5, Z4, Z4
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z1, Z0, Z0
 	VADDPD       Z3, Z2, Z1
@@ -9675,6 +9235,7 @@ grp1:
 	VADDPD       Z0, Z1, Z0
 	VMOVSD       X0, (AX)
 	ADDQ         $-3072, CX
+	ADDQ         $-3072, DX
 	VZEROUPPER
 	RET
 
@@ -18891,59 +18452,15 @@ TEXT ·ocannlMap4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x000000c8, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap6AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x000000c8, DX
+	VBROADCASTSD (DX), Y1
+	MOVQ         $0x00000064, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPD  Y1, Y2, Y2
+	VADDPD  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -18951,77 +18468,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap7AVX2(c *float64, x0 *float64)
+// func ocannlMap5AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	VBROADCASTSD (CX), Y1
-	MOVQ         $0x00000064, CX
-
-e1:
-	VADDPD  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap8AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPD  Y2, Y1, Y1
-	VADDPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPD  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPD  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap10AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap5AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19046,9 +18495,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap6AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap6AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19071,6 +18520,662 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap7AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap7AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000032, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap7AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap7AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap7AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap7AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap7AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap7AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap7AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap7AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap7AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap7AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap7AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap7AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap7AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap7AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap7AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap7AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap7AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap7AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap7AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap7AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap7AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap7AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap7AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap7AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap7AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap7AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap7AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap7AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap7AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap7AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap7AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap7AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap7AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap8AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap8AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000019, DX
+
+e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap8AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap8AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap8AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap8AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap8AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap8AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap8AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap8AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap8AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap8AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap8AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap8AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap8AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap8AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap8AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap8AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap8AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap8AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap8AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap8AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap8AVX2Consts<>+544(SB), Y3, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap8AVX2Consts<>+576(SB), Y3, Y4
+	VCMPPD      $0x01, ocannlMap8AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap8AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap8AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap8AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap8AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap8AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap8AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap8AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap8AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap8AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap8AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap8AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap8AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap8AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap8AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap8AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap8AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap8AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap8AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap8AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap8AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap8AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap8AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap8AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap8AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap8AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap8AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap8AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap8AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap8AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap8AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap8AVX2Consts<>(SB), RODATA|NOPTR, $736
+
+// func ocannlMap9AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap9AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000064, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap10AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000019, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap10AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap10AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap10AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap10AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap10AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap10AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap10AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap10AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap10AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap10AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap10AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap10AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap10AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap10AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap10AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap10AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap10AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap10AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap10AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap10AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap10AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap10AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap10AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap10AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap10AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap10AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap10AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap10AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap10AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap10AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap10AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap11AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap11AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	MOVQ         $0x0000000c, DX
+
+e1:
+	VMOVUPS     (CX), Y1
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap11AVX2Consts<>+32(SB), Y1, Y3
+	VBLENDVPD   Y2, Y3, Y1, Y3
+	VANDPD      ocannlMap11AVX2Consts<>+64(SB), Y2, Y2
+	VPSRLQ      $0x34, Y3, Y4
+	VPOR        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
+	VSUBPD      Y2, Y4, Y4
+	VANDPD      ocannlMap11AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap11AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y2, Y5
+	VBLENDVPD   Y3, Y5, Y2, Y2
+	VANDPD      ocannlMap11AVX2Consts<>+192(SB), Y3, Y5
+	VADDPD      Y5, Y4, Y4
+	VSUBPD      ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap11AVX2Consts<>+288(SB), Y2, Y3
+	VDIVPD      Y3, Y2, Y3
+	VMULPD      Y3, Y3, Y5
+	VMULPD      Y5, Y5, Y6
+	VMOVUPD     ocannlMap11AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+416(SB), Y6, Y7
+	VMULPD      Y5, Y7, Y7
+	VMOVUPD     ocannlMap11AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+512(SB), Y6, Y5
+	VMULPD      Y6, Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y2, Y2, Y5
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y3, Y7, Y7
+	VFMADD231PD ocannlMap11AVX2Consts<>+544(SB), Y4, Y7
+	VSUBPD      Y7, Y5, Y5
+	VSUBPD      Y2, Y5, Y5
+	VFMSUB231PD ocannlMap11AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap11AVX2Consts<>+704(SB), Y1, Y2
+	VBLENDVPD   Y2, Y1, Y5, Y5
+	VMOVUPS     Y5, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VMASKMOVPD  (CX), Y0, Y1
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+0(SB), Y1, Y2
+	VMULPD      ocannlMap11AVX2Consts<>+32(SB), Y1, Y3
+	VBLENDVPD   Y2, Y3, Y1, Y3
+	VANDPD      ocannlMap11AVX2Consts<>+64(SB), Y2, Y2
+	VPSRLQ      $0x34, Y3, Y4
+	VPOR        ocannlMap11AVX2Consts<>+96(SB), Y4, Y4
+	VSUBPD      ocannlMap11AVX2Consts<>+128(SB), Y4, Y4
+	VSUBPD      Y2, Y4, Y4
+	VANDPD      ocannlMap11AVX2Consts<>+160(SB), Y3, Y2
+	VORPD       ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VCMPPD      $0x0e, ocannlMap11AVX2Consts<>+224(SB), Y2, Y3
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y2, Y5
+	VBLENDVPD   Y3, Y5, Y2, Y2
+	VANDPD      ocannlMap11AVX2Consts<>+192(SB), Y3, Y5
+	VADDPD      Y5, Y4, Y4
+	VSUBPD      ocannlMap11AVX2Consts<>+192(SB), Y2, Y2
+	VADDPD      ocannlMap11AVX2Consts<>+288(SB), Y2, Y3
+	VDIVPD      Y3, Y2, Y3
+	VMULPD      Y3, Y3, Y5
+	VMULPD      Y5, Y5, Y6
+	VMOVUPD     ocannlMap11AVX2Consts<>+320(SB), Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+352(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+384(SB), Y6, Y7
+	VFMADD213PD ocannlMap11AVX2Consts<>+416(SB), Y6, Y7
+	VMULPD      Y5, Y7, Y7
+	VMOVUPD     ocannlMap11AVX2Consts<>+448(SB), Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+480(SB), Y6, Y5
+	VFMADD213PD ocannlMap11AVX2Consts<>+512(SB), Y6, Y5
+	VMULPD      Y6, Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y2, Y2, Y5
+	VMULPD      ocannlMap11AVX2Consts<>+256(SB), Y5, Y5
+	VADDPD      Y5, Y7, Y7
+	VMULPD      Y3, Y7, Y7
+	VFMADD231PD ocannlMap11AVX2Consts<>+544(SB), Y4, Y7
+	VSUBPD      Y7, Y5, Y5
+	VSUBPD      Y2, Y5, Y5
+	VFMSUB231PD ocannlMap11AVX2Consts<>+576(SB), Y4, Y5
+	VCMPPD      $0x01, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+640(SB), Y5, Y5
+	VCMPPD      $0x00, ocannlMap11AVX2Consts<>+608(SB), Y1, Y2
+	VBLENDVPD   Y2, ocannlMap11AVX2Consts<>+672(SB), Y5, Y5
+	VCMPPD      $0x05, ocannlMap11AVX2Consts<>+704(SB), Y1, Y2
+	VBLENDVPD   Y2, Y1, Y5, Y5
+	VMASKMOVPD  Y5, Y0, (AX)
+	VZEROUPPER
+	RET
+
+DATA ocannlMap11AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap11AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap11AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap11AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap11AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap11AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap11AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap11AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap11AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap11AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap11AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap11AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap11AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap11AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap11AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap11AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap11AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap11AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap11AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap11AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap11AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap11AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap11AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap11AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap11AVX2Consts<>(SB), RODATA|NOPTR, $736
+
 // func ocannlMap12AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
@@ -19078,7 +19183,7 @@ TEXT ·ocannlMap12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000032, DX
+	MOVQ         $0x0000000c, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -19212,7 +19317,7 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000019, DX
+	MOVQ         $0x00000006, DX
 
 e1:
 	VMOVUPS     (CX), Y0
@@ -19362,709 +19467,9 @@ DATA ocannlMap13AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
 DATA ocannlMap13AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
 GLOBL ocannlMap13AVX2Consts<>(SB), RODATA|NOPTR, $736
 
-// func ocannlMap14AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000064, BX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPD  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	ADDQ    $-32, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap15AVX2(c *float64, x0 *float64)
-// Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPD  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap16AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y1
-	MOVQ         $0x00000064, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPD    $0x01, Y2, Y0, Y2
-	VBLENDVPD Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPD    $0x04, Y0, Y2, Y2
-	VBLENDVPD Y2, Y3, Y0, Y2
-	VADDPD    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap17AVX2(c *float64, x0 *float64)
+// func ocannlMap14AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000019, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap17AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap17AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap17AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap17AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap17AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap17AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap17AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap17AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap17AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap17AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap17AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap17AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap17AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap17AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap17AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap17AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap17AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap17AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap17AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap17AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap17AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap17AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap17AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap17AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap17AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap17AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap17AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap17AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap17AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap18AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	VMOVUPS      ocannlMask64<>+16(SB), Y0
-	MOVQ         $0x0000000c, DX
-
-e1:
-	VMOVUPS     (CX), Y1
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
-	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
-	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
-	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
-	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
-	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
-	VDIVPD      Y3, Y2, Y3
-	VMULPD      Y3, Y3, Y5
-	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
-	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
-	VMULPD      Y6, Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
-	VSUBPD      Y7, Y5, Y5
-	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
-	VBLENDVPD   Y2, Y1, Y5, Y5
-	VMOVUPS     Y5, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VMASKMOVPD  (CX), Y0, Y1
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+0(SB), Y1, Y2
-	VMULPD      ocannlMap18AVX2Consts<>+32(SB), Y1, Y3
-	VBLENDVPD   Y2, Y3, Y1, Y3
-	VANDPD      ocannlMap18AVX2Consts<>+64(SB), Y2, Y2
-	VPSRLQ      $0x34, Y3, Y4
-	VPOR        ocannlMap18AVX2Consts<>+96(SB), Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+128(SB), Y4, Y4
-	VSUBPD      Y2, Y4, Y4
-	VANDPD      ocannlMap18AVX2Consts<>+160(SB), Y3, Y2
-	VORPD       ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VCMPPD      $0x0e, ocannlMap18AVX2Consts<>+224(SB), Y2, Y3
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y2, Y5
-	VBLENDVPD   Y3, Y5, Y2, Y2
-	VANDPD      ocannlMap18AVX2Consts<>+192(SB), Y3, Y5
-	VADDPD      Y5, Y4, Y4
-	VSUBPD      ocannlMap18AVX2Consts<>+192(SB), Y2, Y2
-	VADDPD      ocannlMap18AVX2Consts<>+288(SB), Y2, Y3
-	VDIVPD      Y3, Y2, Y3
-	VMULPD      Y3, Y3, Y5
-	VMULPD      Y5, Y5, Y6
-	VMOVUPD     ocannlMap18AVX2Consts<>+320(SB), Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+352(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+384(SB), Y6, Y7
-	VFMADD213PD ocannlMap18AVX2Consts<>+416(SB), Y6, Y7
-	VMULPD      Y5, Y7, Y7
-	VMOVUPD     ocannlMap18AVX2Consts<>+448(SB), Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+480(SB), Y6, Y5
-	VFMADD213PD ocannlMap18AVX2Consts<>+512(SB), Y6, Y5
-	VMULPD      Y6, Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y2, Y2, Y5
-	VMULPD      ocannlMap18AVX2Consts<>+256(SB), Y5, Y5
-	VADDPD      Y5, Y7, Y7
-	VMULPD      Y3, Y7, Y7
-	VFMADD231PD ocannlMap18AVX2Consts<>+544(SB), Y4, Y7
-	VSUBPD      Y7, Y5, Y5
-	VSUBPD      Y2, Y5, Y5
-	VFMSUB231PD ocannlMap18AVX2Consts<>+576(SB), Y4, Y5
-	VCMPPD      $0x01, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+640(SB), Y5, Y5
-	VCMPPD      $0x00, ocannlMap18AVX2Consts<>+608(SB), Y1, Y2
-	VBLENDVPD   Y2, ocannlMap18AVX2Consts<>+672(SB), Y5, Y5
-	VCMPPD      $0x05, ocannlMap18AVX2Consts<>+704(SB), Y1, Y2
-	VBLENDVPD   Y2, Y1, Y5, Y5
-	VMASKMOVPD  Y5, Y0, (AX)
-	VZEROUPPER
-	RET
-
-DATA ocannlMap18AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap18AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap18AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap18AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap18AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap18AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap18AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap18AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap18AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap18AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap18AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap18AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap18AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap18AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap18AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap18AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap18AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap18AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap18AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap18AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap18AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap18AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap18AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap18AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap18AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap19AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x0000000c, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap19AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap19AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap19AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap19AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap19AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap19AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap19AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap19AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap19AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap19AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap19AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap19AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap19AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap19AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap19AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap19AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap19AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap19AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap19AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap19AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap19AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap19AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap19AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap19AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap19AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap19AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap19AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap19AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap19AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap19AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap19AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap19AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap19AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap20AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000006, DX
-
-e1:
-	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap20AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap20AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap20AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap20AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap20AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap20AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap20AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap20AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap20AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap20AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap20AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap20AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap20AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap20AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap20AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap20AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap20AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap20AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap20AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap20AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap20AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap20AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap20AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap20AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap20AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap20AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap20AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap20AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap20AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap20AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap20AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap20AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap20AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap20AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap20AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap20AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap20AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap20AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap20AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap20AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap20AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap20AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap20AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap20AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap20AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap20AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $736
-
-// func ocannlMap21AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20073,37 +19478,37 @@ TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+0(SB), Y1
 	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap14AVX2Consts<>+32(SB), Y1
 	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap21AVX2Consts<>+64(SB), Y0, Y1
+	VMULPD       ocannlMap14AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap21AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap21AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap21AVX2Consts<>+512(SB), Y1, Y0
+	VFNMADD231PD ocannlMap14AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap14AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap14AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap14AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap14AVX2Consts<>+512(SB), Y1, Y0
 	VROUNDPD     $0x01, Y0, Y0
 	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y0, Y0
+	VADDPD       ocannlMap14AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap14AVX2Consts<>+608(SB), Y0, Y0
 	VPSLLQ       $0x34, Y0, Y0
 	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y1, Y1
+	VADDPD       ocannlMap14AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap14AVX2Consts<>+608(SB), Y1, Y1
 	VPSLLQ       $0x34, Y1, Y1
 	VMULPD       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20114,91 +19519,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap14AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap14AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap14AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap14AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap14AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap14AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap14AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap14AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap14AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap14AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap14AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap14AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap14AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap14AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap14AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap14AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap14AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap14AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap14AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap14AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap14AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap14AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap14AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap22AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap15AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20226,9 +19631,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20256,9 +19661,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20286,9 +19691,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20316,9 +19721,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20347,9 +19752,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap27AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20376,9 +19781,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap28AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20387,31 +19792,31 @@ TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap28AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap21AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap28AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap28AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap28AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap28AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap28AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap21AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap21AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap21AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap21AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap21AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap21AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap28AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap28AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap21AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap21AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -20422,123 +19827,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap28AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap28AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap28AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap28AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap28AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap28AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap28AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap28AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap28AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap28AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap28AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap28AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap28AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap28AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap21AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap21AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap21AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap21AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap21AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap21AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap21AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap21AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap21AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap21AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap21AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap21AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap21AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap21AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap21AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap29AVX2(c *float32, x0 *float32)
+// func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -20551,83 +19956,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap22AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap22AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap22AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap22AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap22AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap22AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap22AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap22AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap22AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap22AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap22AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap29AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap22AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap22AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap22AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap22AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap22AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap22AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap29AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap29AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap29AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap29AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap22AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap22AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap22AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap22AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap22AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap29AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap22AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap29AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap22AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap22AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap22AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap22AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap22AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap22AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap29AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap22AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap22AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap22AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap29AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap22AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap29AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap22AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap29AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap29AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap29AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap29AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap22AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap22AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap22AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap22AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap22AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -20639,91 +20044,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap22AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap22AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap22AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap22AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap22AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap22AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap22AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap22AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap22AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap22AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap22AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap22AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap22AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap22AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap22AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap22AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap22AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap22AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap22AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap22AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap22AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap22AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap22AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap23AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20757,48 +20162,22 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap24AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000020, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap32AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000140, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -20806,52 +20185,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap33AVX2(c *float32, x0 *float32)
+// func ocannlMap25AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000140, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000140, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20873,58 +20209,42 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap36AVX2(c *float32, x0 *float32)
+// func ocannlMap26AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000100, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap26AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000140, BX
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000100, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap38AVX2(c *float32)
+// func ocannlMap27AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap27AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
@@ -20939,9 +20259,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap28AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap28AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20981,6 +20301,629 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VADDPS  Y2, Y1, Y1
+	VMAXPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    (DX), Y2
+	VADDPS     Y2, Y1, Y1
+	VMOVUPS    Y1, (AX)
+	ADDQ       $+32, AX
+	ADDQ       $+32, CX
+	ADDQ       $+32, DX
+	VMASKMOVPS (CX), Y0, Y1
+	VMASKMOVPS (DX), Y0, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+	ADDQ       $+8, AX
+	ADDQ       $+8, CX
+	ADDQ       $-32, DX
+	DECQ       BX
+	JNZ        row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (DX), Y1
+	VMOVUPS      (CX), Y2
+	VSUBPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y0, Y2
+	VSUBPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap33AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap33AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap33AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap33AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap33AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap33AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap33AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap33AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap33AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap33AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap33AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap33AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap33AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap33AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap33AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap33AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap33AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap33AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap33AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap33AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap33AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap33AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap33AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap33AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap33AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $448
+
+// func ocannlMap34AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap34AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap34AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap34AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap34AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap34AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap34AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap34AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap34AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap34AVX2Consts<>+448(SB), Y3, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap34AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap34AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap34AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap34AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap34AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap34AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap34AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap34AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap34AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap34AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap34AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap34AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap34AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap34AVX2Consts<>+448(SB), Y2, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap34AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap34AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap34AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap34AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap34AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap34AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap34AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap34AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap34AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap34AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap34AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap34AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap34AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap34AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap34AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap34AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap34AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap34AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap34AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap34AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (BX), Y1
+	VMOVUPS      (CX), Y2
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y1, Y3, Y3
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (CX), Y0, Y2
+	VMASKMOVPS   (DX), Y0, Y3
+	VSUBPS       Y1, Y3, Y1
+	VMULPS       Y1, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+8, CX
+	ADDQ         $+8, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap36AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap37AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000080, BX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap38AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VMOVUPS      ocannlMask32<>+24(SB), Y2
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y4, Y0, Y5
+	VMOVUPS      (AX), Y6
+	VADDPS       Y6, Y5, Y6
+	VMOVUPS      Y6, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y0, Y3
+	VMASKMOVPS   (AX), Y2, Y4
+	VADDPS       Y4, Y3, Y4
+	VMASKMOVPS   Y4, Y2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlMap39AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
@@ -20989,7 +20932,7 @@ TEXT ·ocannlMap40AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000100, BX
+	MOVQ         $0x00000080, BX
 
 e1:
 	VMOVUPS   (CX), Y2
@@ -21016,7 +20959,7 @@ TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000010, BX
+	MOVQ         $0x00000008, BX
 
 row1:
 	MOVQ $0x00000008, SI
@@ -21047,7 +20990,7 @@ TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VMOVUPS    (CX), Y1
@@ -21078,7 +21021,7 @@ TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000080, BX
+	MOVQ         $0x00000040, BX
 
 row1:
 	VBROADCASTSS (DX), Y1
@@ -21105,7 +21048,7 @@ TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x000000a0, DX
+	MOVQ         $0x00000050, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -21265,7 +21208,7 @@ TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, DX
+	MOVQ         $0x00000008, DX
 
 e1:
 	VMOVUPS      (CX), Y0
@@ -21453,7 +21396,7 @@ TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000080, SI
+	MOVQ         $0x00000040, SI
 
 row1:
 	VBROADCASTSS (BX), Y1
@@ -21486,41 +21429,15 @@ TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000010, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap48AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, DX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000050, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
 	DECQ    DX
@@ -21528,851 +21445,84 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000040, BX
+
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x000000a0, CX
+	VMOVUPS      ocannlMask32<>+24(SB), Y2
+	MOVQ         $0x00000040, SI
 
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
+row1:
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS (BX), Y4
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y4, Y0, Y5
+	VMOVUPS      (AX), Y6
+	VADDPS       Y6, Y5, Y6
+	VMOVUPS      Y6, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	VMASKMOVPS   (CX), Y2, Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y0, Y3
+	VMASKMOVPS   (AX), Y2, Y4
+	VADDPS       Y4, Y3, Y4
+	VMASKMOVPS   Y4, Y2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $-32, CX
+	ADDQ         $+4, DX
+	ADDQ         $+4, BX
+	DECQ         SI
+	JNZ          row1
 	VZEROUPPER
 	RET
 
 // func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
 TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap51AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000080, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x000000a0, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000080, SI
-
-row1:
-	VBROADCASTSS (DX), Y3
-	VBROADCASTSS (BX), Y4
-	VMOVUPS      (CX), Y5
-	VCMPPS       $0x00, Y3, Y5, Y5
-	VBLENDVPS    Y5, Y1, Y0, Y5
-	VCMPPS       $0x04, Y0, Y5, Y5
-	VBLENDVPS    Y5, Y4, Y0, Y5
-	VMOVUPS      (AX), Y6
-	VADDPS       Y6, Y5, Y6
-	VMOVUPS      Y6, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y2, Y5
-	VCMPPS       $0x00, Y3, Y5, Y3
-	VBLENDVPS    Y3, Y1, Y0, Y3
-	VCMPPS       $0x04, Y0, Y3, Y3
-	VBLENDVPS    Y3, Y4, Y0, Y3
-	VMASKMOVPS   (AX), Y2, Y4
-	VADDPS       Y4, Y3, Y4
-	VMASKMOVPS   Y4, Y2, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $-32, CX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000400, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPS    $0x01, Y2, Y0, Y2
-	VBLENDVPS Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPS    $0x04, Y0, Y2, Y2
-	VBLENDVPS Y2, Y3, Y0, Y2
-	VADDPS    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000080, BX
-
-e1:
-	VMOVUPS   (CX), Y2
-	VCMPPS    $0x01, Y2, Y0, Y2
-	VBLENDVPS Y2, Y1, Y0, Y2
-	VMOVUPS   (DX), Y3
-	VCMPPS    $0x04, Y0, Y2, Y2
-	VBLENDVPS Y2, Y3, Y0, Y2
-	VADDPS    Y0, Y2, Y2
-	VMOVUPS   Y2, (AX)
-	ADDQ      $+32, AX
-	ADDQ      $+32, CX
-	ADDQ      $+32, DX
-	DECQ      BX
-	JNZ       e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap56AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VADDPS  Y2, Y1, Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000040, BX
-
-row1:
-	VMOVUPS    (CX), Y1
-	VMOVUPS    (DX), Y2
-	VADDPS     Y2, Y1, Y1
-	VMOVUPS    Y1, (AX)
-	ADDQ       $+32, AX
-	ADDQ       $+32, CX
-	ADDQ       $+32, DX
-	VMASKMOVPS (CX), Y0, Y1
-	VMASKMOVPS (DX), Y0, Y2
-	VADDPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (AX)
-	ADDQ       $+8, AX
-	ADDQ       $+8, CX
-	ADDQ       $-32, DX
-	DECQ       BX
-	JNZ        row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap58AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000040, BX
-
-row1:
-	VBROADCASTSS (DX), Y1
-	VMOVUPS      (CX), Y2
-	VSUBPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y0, Y2
-	VSUBPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+8, CX
-	ADDQ         $+4, DX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap59AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000050, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap59AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap59AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap59AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap59AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap59AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap59AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap59AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap59AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap59AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap59AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap59AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap59AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap59AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap59AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap59AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap59AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap59AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap59AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap59AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap59AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap59AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap59AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap59AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap59AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap59AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap59AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap60AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap60AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap60AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap60AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap60AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap60AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap60AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap60AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap60AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap60AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap60AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap60AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap60AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap60AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap60AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap60AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap60AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap60AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap60AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap60AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap60AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap60AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap60AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap60AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap60AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap60AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap60AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap60AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap60AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap60AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap60AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap60AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap60AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap60AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap60AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap60AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap60AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap60AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap60AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap60AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap60AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap60AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap60AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap60AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap60AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap60AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap60AVX2Consts<>(SB), RODATA|NOPTR, $640
-
-// func ocannlMap61AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap61AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	VMOVUPS      ocannlMask32<>+24(SB), Y0
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (BX), Y1
-	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VSUBPS       Y1, Y3, Y3
-	VMULPS       Y3, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	ADDQ         $+32, DX
-	VMASKMOVPS   (CX), Y0, Y2
-	VMASKMOVPS   (DX), Y0, Y3
-	VSUBPS       Y1, Y3, Y1
-	VMULPS       Y1, Y2, Y1
-	VMASKMOVPS   Y1, Y0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+8, CX
-	ADDQ         $+8, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap62AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap62AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000008, BX
-
-row1:
-	MOVQ $0x00000008, SI
-
-e2:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VADDPS  Y1, Y0, Y0
-	VMOVUPS Y0, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    SI
-	JNZ     e2
-	ADDQ    $-256, DX
-	DECQ    BX
-	JNZ     row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap63AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap63AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000040, DX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMAXPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	DECQ    DX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap64AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap64AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000050, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap65AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap65AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap66AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlMap66AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000040, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap67AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap67AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000050, BX
-
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap68AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
-// Requires: AVX
-TEXT ·ocannlMap68AVX2(SB), NOSPLIT, $0-32
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y2
-	MOVQ         $0x00000040, SI
-
-row1:
-	VBROADCASTSS (DX), Y3
-	VBROADCASTSS (BX), Y4
-	VMOVUPS      (CX), Y5
-	VCMPPS       $0x00, Y3, Y5, Y5
-	VBLENDVPS    Y5, Y1, Y0, Y5
-	VCMPPS       $0x04, Y0, Y5, Y5
-	VBLENDVPS    Y5, Y4, Y0, Y5
-	VMOVUPS      (AX), Y6
-	VADDPS       Y6, Y5, Y6
-	VMOVUPS      Y6, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	VMASKMOVPS   (CX), Y2, Y5
-	VCMPPS       $0x00, Y3, Y5, Y3
-	VBLENDVPS    Y3, Y1, Y0, Y3
-	VCMPPS       $0x04, Y0, Y3, Y3
-	VBLENDVPS    Y3, Y4, Y0, Y3
-	VMASKMOVPS   (AX), Y2, Y4
-	VADDPS       Y4, Y3, Y4
-	VMASKMOVPS   Y4, Y2, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $-32, CX
-	ADDQ         $+4, DX
-	ADDQ         $+4, BX
-	DECQ         SI
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap69AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22397,9 +21547,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap70AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22412,83 +21562,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap51AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap51AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap51AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap51AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap51AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap51AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap51AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap51AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap51AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap51AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap51AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap51AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap51AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap51AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap51AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap51AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap70AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap51AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap51AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap51AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap51AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap51AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap51AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap70AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap70AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap70AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap70AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap51AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap51AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap51AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap51AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap51AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap70AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap51AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap70AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap70AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap51AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap51AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap70AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap70AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap70AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap70AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap51AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap51AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap51AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap51AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap70AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap70AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap70AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap51AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap51AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap51AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap70AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap51AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap70AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap51AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap70AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap70AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap70AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap70AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap51AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap51AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap51AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap51AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap51AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap51AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -22500,91 +21650,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap70AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap70AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap70AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap70AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap70AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap70AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap70AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap70AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap70AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap70AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap70AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap70AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap70AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap70AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap70AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap70AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap70AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap70AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap70AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap70AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap70AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap70AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap70AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap70AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap51AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap51AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap51AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap51AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap51AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap51AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap51AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap51AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap51AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap51AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap51AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap51AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap51AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap51AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap51AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap51AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap51AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap51AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap51AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap51AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap51AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap51AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap51AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap51AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap71AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap71AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22618,101 +21768,65 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap72AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap72AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VBROADCASTSS (CX), Y1
-	MOVQ         $0x00000028, CX
-
-e1:
-	VADDPS  Y0, Y1, Y2
-	VMOVUPS Y2, (AX)
-	ADDQ    $+32, AX
-	DECQ    CX
-	JNZ     e1
-	VZEROUPPER
-	RET
-
-// func ocannlMap73AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap73AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	MOVQ         $0x00000028, BX
+	VBROADCASTSS (DX), Y1
+	MOVQ         $0x00000028, DX
 
 e1:
-	VMOVUPS (CX), Y1
-	VMOVUPS (DX), Y2
-	VMULPS  Y2, Y1, Y1
-	VADDPS  Y0, Y1, Y1
-	VMOVUPS Y1, (AX)
+	VMOVUPS (CX), Y2
+	VMULPS  Y1, Y2, Y2
+	VADDPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)
 	ADDQ    $+32, AX
 	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
 
-// func ocannlMap74AVX2(c *float32, x0 *float32)
+// func ocannlMap54AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap74AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y1
-	VMOVUPS      ocannlMask32<>+24(SB), Y1
-	MOVQ         $0x00000020, DX
-
-row1:
-	VBROADCASTSS (CX), Y2
-	VADDPS       Y0, Y2, Y3
-	VMOVUPS      Y3, (AX)
-	ADDQ         $+32, AX
-	VADDPS       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y1, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+4, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlMap75AVX2(c *float32, x0 *float32, x1 *float32)
-// Requires: AVX
-TEXT ·ocannlMap75AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000028, BX
+	VMOVUPS      ocannlMask32<>+24(SB), Y0
+	MOVQ         $0x00000020, BX
 
-e1:
-	VMOVUPS (CX), Y0
-	VMOVUPS (DX), Y1
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS (AX), Y1
-	VADDPS  Y1, Y0, Y1
-	VMOVUPS Y1, (AX)
-	ADDQ    $+32, AX
-	ADDQ    $+32, CX
-	ADDQ    $+32, DX
-	DECQ    BX
-	JNZ     e1
+row1:
+	VBROADCASTSS (CX), Y1
+	VMOVUPS      (DX), Y2
+	VMULPS       Y2, Y1, Y2
+	VMOVUPS      (AX), Y3
+	VADDPS       Y3, Y2, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, DX
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   (AX), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+4, CX
+	ADDQ         $+8, DX
+	DECQ         BX
+	JNZ          row1
 	VZEROUPPER
 	RET
 
-// func ocannlMap76AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap76AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -22752,9 +21866,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap77AVX2(c *float32, x0 *float32)
+// func ocannlMap56AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22763,31 +21877,31 @@ TEXT ·ocannlMap77AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap56AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap56AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap77AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap56AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap77AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap77AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap77AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap77AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap77AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap56AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap56AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap56AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap56AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap56AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap56AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap56AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap77AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap77AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap56AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap56AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -22798,123 +21912,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap77AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap77AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap77AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap77AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap77AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap77AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap77AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap77AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap77AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap77AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap77AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap77AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap77AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap77AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap77AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap77AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap56AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap56AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap56AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap56AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap56AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap56AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap56AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap56AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap56AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap56AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap56AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap56AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap56AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap56AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap56AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap56AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap78AVX2(c *float32, x0 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap78AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22927,83 +22041,83 @@ e1:
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
 	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y4, Y6
+	VPOR         ocannlMap57AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap57AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap57AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap57AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap57AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y5, Y6
+	VANDPD       ocannlMap57AVX2Consts<>+96(SB), Y5, Y6
 	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y4, Y5
+	VSUBPD       ocannlMap57AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap57AVX2Consts<>+192(SB), Y4, Y5
 	VDIVPD       Y5, Y4, Y5
 	VMULPD       Y5, Y5, Y6
 	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y7, Y8
+	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap57AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap57AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap57AVX2Consts<>+320(SB), Y7, Y8
 	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y7, Y6
+	VMOVUPD      ocannlMap57AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap57AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap57AVX2Consts<>+416(SB), Y7, Y6
 	VMULPD       Y7, Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y6, Y6
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y3, Y8
+	VFMADD231PD  ocannlMap57AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
 	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap78AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y2, Y3
+	VFMSUB231PD  ocannlMap57AVX2Consts<>+480(SB), Y3, Y6
+	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap57AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap57AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap57AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap57AVX2Consts<>+608(SB), Y2, Y3
 	VBLENDVPD    Y3, Y2, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap78AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap78AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap78AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap78AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y3, Y5
+	VPOR         ocannlMap57AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap57AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap57AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap57AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap57AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y3, Y5
 	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap78AVX2Consts<>+96(SB), Y4, Y5
+	VANDPD       ocannlMap57AVX2Consts<>+96(SB), Y4, Y5
 	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap78AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap78AVX2Consts<>+192(SB), Y3, Y4
+	VSUBPD       ocannlMap57AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap57AVX2Consts<>+192(SB), Y3, Y4
 	VDIVPD       Y4, Y3, Y4
 	VMULPD       Y4, Y4, Y5
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap78AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap78AVX2Consts<>+320(SB), Y6, Y7
+	VMOVUPD      ocannlMap57AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap57AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap57AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap57AVX2Consts<>+320(SB), Y6, Y7
 	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap78AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap78AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap78AVX2Consts<>+416(SB), Y6, Y5
+	VMOVUPD      ocannlMap57AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap57AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap57AVX2Consts<>+416(SB), Y6, Y5
 	VMULPD       Y6, Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap78AVX2Consts<>+160(SB), Y5, Y5
+	VMULPD       ocannlMap57AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap78AVX2Consts<>+448(SB), Y2, Y7
+	VFMADD231PD  ocannlMap57AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
 	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap78AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap78AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap78AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap78AVX2Consts<>+608(SB), Y0, Y2
+	VFMSUB231PD  ocannlMap57AVX2Consts<>+480(SB), Y2, Y5
+	VCMPPD       $0x01, ocannlMap57AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap57AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap57AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap57AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap57AVX2Consts<>+608(SB), Y0, Y2
 	VBLENDVPD    Y2, Y0, Y5, Y5
 	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -23015,91 +22129,91 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap78AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap78AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap78AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap78AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap78AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap78AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap78AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap78AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap78AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap78AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap78AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap78AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap78AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap78AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap78AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap78AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap78AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap78AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap78AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap78AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap78AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap78AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap57AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap57AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap57AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap57AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap57AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap57AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap57AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap57AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap57AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap57AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap57AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap57AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap57AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap57AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap57AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap57AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap57AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap57AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap57AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap57AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap57AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap57AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap57AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap57AVX2Consts<>(SB), RODATA|NOPTR, $640
 
-// func ocannlMap79AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -23108,31 +22222,31 @@ TEXT ·ocannlMap79AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap79AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap58AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap79AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap58AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap79AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap58AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap79AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap79AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap79AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap79AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap79AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap58AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap58AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap58AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap58AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap58AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap58AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap58AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap79AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap79AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap58AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap58AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -23143,123 +22257,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap79AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap79AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap79AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap79AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap79AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap79AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap79AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap79AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap79AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap79AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap79AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap79AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap79AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap79AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap79AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap79AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap58AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap58AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap58AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap58AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap58AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap58AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap58AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap58AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap58AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap58AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap58AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap58AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap58AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap58AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap58AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap58AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap59AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap80AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -23514,30 +22628,49 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float64, x0 *float64)
+// func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
 	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
 	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
 	VMOVUPS      64(CX), Y2
+	VMOVUPS      64(DX), Y3
+	VMULPD       Y3, Y2, Y2
 	VMOVUPS      96(CX), Y3
+	VMOVUPS      96(DX), Y4
+	VMULPD       Y4, Y3, Y3
 	ADDQ         $+128, CX
-	MOVQ         $0x00000018, DX
+	ADDQ         $+128, DX
+	MOVQ         $0x00000018, BX
 
 grp1:
 	VMOVUPS      (CX), Y4
+	VMOVUPS      (DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
+	VMOVUPS      32(DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
+	VMOVUPS      64(DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
+	VMOVUPS      96(DX), Y5
+	VMULPD       Y5, Y4, Y4
 	VADDPD       Y4, Y3, Y3
 	ADDQ         $+128, CX
-	DECQ         DX
+	ADDQ         $+128, DX
+	DECQ         BX
 	JNZ          grp1
 	VADDPD       Y1, Y0, Y0
 	VADDPD       Y3, Y2, Y1
@@ -23550,6 +22683,7 @@ grp1:
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
 	ADDQ         $-3200, CX
+	ADDQ         $-3200, DX
 	VZEROUPPER
 	RET
 

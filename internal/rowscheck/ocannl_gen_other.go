@@ -288,14 +288,8 @@ func ocannlMap5AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
-
-// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap7AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
-
-// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+func ocannlMap6AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
@@ -303,36 +297,41 @@ func ocannlMap9AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
 }
 
-// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
-}
-
-// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
-}
-
-// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
-}
-
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+func ocannlMap15AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+}
 
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX512(c, x0, x1 *float64) {
+func ocannlMap16AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
 }
 
-// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
 }
 
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+}
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
+
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0, x1 *float32) {
+func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
@@ -352,15 +351,20 @@ func ocannlMap26AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
-}
+func ocannlMap27AVX512(c *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+func ocannlMap28AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
+}
+
+// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap29AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
+}
 
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap30AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
 }
 
@@ -370,23 +374,22 @@ func ocannlMap31AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
+func ocannlMap32AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
 
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
-// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
-}
-
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float32) {
+func ocannlMap35AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
 }
 
 // ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+}
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX512(c, x0, x1 *float32) {
@@ -394,10 +397,12 @@ func ocannlMap37AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX512(c *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+func ocannlMap38AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+}
 
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap39AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
 }
 
@@ -435,26 +440,27 @@ func ocannlMap47AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
+func ocannlMap48AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
+}
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
+func ocannlMap49AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
+}
 
 // ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
 }
 
-// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
-
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX512(c, x0, x1 *float32) {
+func ocannlMap52AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
 }
 
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1, x2 *float32) {
+func ocannlMap53AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
 }
 
@@ -464,102 +470,19 @@ func ocannlMap54AVX512(c, x0, x1 *float32) {
 }
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX512(c, x0, x1 *float32) {
+func ocannlMap55AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
 }
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
-}
-
-// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
-}
+func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
 
 // ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
-}
+func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
 
 // ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
-
-// ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
-}
-
-// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap62AVX512 called without assembly")
-}
-
-// ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX512 called without assembly") }
-
-// ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX512 called without assembly") }
-
-// ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap65AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap65AVX512 called without assembly")
-}
-
-// ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap66AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX512 called without assembly") }
-
-// ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap67AVX512 called without assembly")
-}
-
-// ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
-}
-
-// ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap69AVX512 called without assembly")
-}
-
-// ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
-}
-
-// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX512 called without assembly") }
-
-// ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap73AVX512 called without assembly")
-}
-
-// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
-
-// ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
-}
-
-// ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
-}
-
-// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX512 called without assembly") }
-
-// ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
-
-// ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
+func ocannlMap59AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -746,22 +669,22 @@ func ocannlMap4AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap4AVX2 calle
 func ocannlMap5AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+func ocannlMap6AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
 
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
 // ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap8AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+func ocannlMap8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
 
 // ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap9AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlMap10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap10AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
+func ocannlMap10AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap10AVX2 called without assembly") }
 
 // ocannlMap11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap11AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
+func ocannlMap11AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX2 called without assembly") }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap12AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
@@ -770,34 +693,36 @@ func ocannlMap12AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX2 called 
 func ocannlMap13AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
+func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap18AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
+func ocannlMap18AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
 
 // ocannlMap19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap19AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
+func ocannlMap19AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap23AVX2 called without assembly")
+}
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
@@ -809,47 +734,49 @@ func ocannlMap25AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap25AVX2 cal
 func ocannlMap26AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap28AVX2 called without assembly")
+}
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap30AVX2 called without assembly")
-}
+func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
+func ocannlMap35AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap35AVX2 called without assembly")
+}
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c *float32) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap38AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap38AVX2 called without assembly")
+}
 
 // ocannlMap39AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap39AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap39AVX2 called without assembly")
-}
+func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 called without assembly") }
 
 // ocannlMap40AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
@@ -878,10 +805,12 @@ func ocannlMap46AVX2(c, x0, x1, x2 *float32) {
 func ocannlMap47AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
+func ocannlMap48AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
+}
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
@@ -890,101 +819,32 @@ func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 cal
 func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap52AVX2 called without assembly")
+}
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap53AVX2 called without assembly")
-}
+func ocannlMap53AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap55AVX2 called without assembly")
+}
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+func ocannlMap57AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap58AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
+func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlMap59AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap59AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
-
-// ocannlMap60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap60AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX2 called without assembly") }
-
-// ocannlMap61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap61AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap61AVX2 called without assembly")
-}
-
-// ocannlMap62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap62AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap62AVX2 called without assembly") }
-
-// ocannlMap63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap63AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap63AVX2 called without assembly") }
-
-// ocannlMap64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap64AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX2 called without assembly") }
-
-// ocannlMap65AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap65AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap65AVX2 called without assembly") }
-
-// ocannlMap66AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap66AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap66AVX2 called without assembly") }
-
-// ocannlMap67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap67AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap67AVX2 called without assembly") }
-
-// ocannlMap68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap68AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap68AVX2 called without assembly")
-}
-
-// ocannlMap69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap69AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap69AVX2 called without assembly") }
-
-// ocannlMap70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap70AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX2 called without assembly") }
-
-// ocannlMap71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap71AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap71AVX2 called without assembly")
-}
-
-// ocannlMap72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap72AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX2 called without assembly") }
-
-// ocannlMap73AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap73AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap73AVX2 called without assembly") }
-
-// ocannlMap74AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap74AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX2 called without assembly") }
-
-// ocannlMap75AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap75AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap75AVX2 called without assembly") }
-
-// ocannlMap76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap76AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap76AVX2 called without assembly")
-}
-
-// ocannlMap77AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap77AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX2 called without assembly") }
-
-// ocannlMap78AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
-
-// ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
-
-// ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
+func ocannlMap59AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap59AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float64) {
@@ -1027,7 +887,7 @@ func ocannlReduce7AVX512(c, x0, x1 *float64) {
 }
 
 // ocannlReduce8AVX512 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX512(c, x0 *float64) {
+func ocannlReduce8AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce8AVX512 called without assembly")
 }
 
@@ -1398,7 +1258,9 @@ func ocannlReduce7AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+func ocannlReduce8AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
+}
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }

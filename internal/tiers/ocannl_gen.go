@@ -3827,29 +3827,24 @@ func ocannlCompare(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32)
 //	# _out.1 = pointwise "=" of y, x
 //
 //	# _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
-//	for i0 in 0..31:
-//	  for i1 in 0..63:
-//	    _out.2[i0, i1] = where(y[i0, i1] == x[i0, i1], g[i0, i1], _num.1[0])
 //
-//	# out = assignment out =+ ~logic:"." of _out.2
+//	# out = assignment out =+ ~logic:"." of _out.2, with _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused fused
 //	for i0 in 0..31:
 //	  for i1 in 0..63:
-//	    out[i0, i1] += _out.2[i0, i1]
+//	    out[i0, i1] += where(y[i0, i1] == x[i0, i1], g[i0, i1], _num.1[0])
 func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out *[32][64]float32) {
-	var out_2 [32][64]float32
-
-	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
-	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	// out = assignment out =+ ~logic:"." of _out.2, with _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused fused
+	// float32 pointwise kernel over 2048 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap20AVX512(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap20AVX512(&out[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap20AVX2(&out[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
 			xRow := &x[i0]
 			gRow := &g[i0]
-			out_2Row := &out_2[i0]
+			outRow := &out[i0]
 			for i1 := range 64 {
 				var r float32
 				if yRow[i1] == xRow[i1] {
@@ -3859,23 +3854,7 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 				if r != 0 {
 					r2 = gRow[i1]
 				}
-				out_2Row[i1] = r2
-			}
-		}
-	}
-
-	// out = assignment out =+ ~logic:"." of _out.2
-	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&out[0][0], &out_2[0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&out[0][0], &out_2[0][0])
-	} else {
-		for i0 := range 32 {
-			out_2Row2 := &out_2[i0]
-			outRow := &out[i0]
-			for i1 := range 64 {
-				outRow[i1] += out_2Row2[i1]
+				outRow[i1] += r2
 			}
 		}
 	}
@@ -4003,9 +3982,9 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
 	// float32 pointwise kernel over 2048 elements (c min= x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap22AVX512(&out[0][0], &x[0][0])
+		ocannlMap21AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap22AVX2(&out[0][0], &x[0][0])
+		ocannlMap21AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -4275,9 +4254,9 @@ func ocannlExp(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp of x
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap23AVX512(&out[0][0], &x[0][0])
+		ocannlMap22AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &x[0][0])
+		ocannlMap22AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4309,7 +4288,7 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp of x
 	// float64 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&out[0][0], &x[0][0])
+		ocannlMap23AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4341,9 +4320,9 @@ func ocannlExp2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp2 of x
 	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap25AVX512(&out[0][0], &x[0][0])
+		ocannlMap24AVX512(&out[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &x[0][0])
+		ocannlMap24AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4375,7 +4354,7 @@ func ocannlExp2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp2 of x
 	// float64 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&out[0][0], &x[0][0])
+		ocannlMap25AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4407,7 +4386,7 @@ func ocannlLog(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log of x
 	// float32 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &x[0][0])
+		ocannlMap26AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4439,7 +4418,7 @@ func ocannlLogF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log of x
 	// float64 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&out[0][0], &x[0][0])
+		ocannlMap27AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4471,7 +4450,7 @@ func ocannlLog2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log2 of x
 	// float32 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&out[0][0], &x[0][0])
+		ocannlMap28AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4503,7 +4482,7 @@ func ocannlLog2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log2 of x
 	// float64 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&out[0][0], &x[0][0])
+		ocannlMap29AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4535,7 +4514,7 @@ func ocannlTanh(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise tanh of x
 	// float32 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&out[0][0], &x[0][0])
+		ocannlMap30AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4567,7 +4546,7 @@ func ocannlTanhF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise tanh of x
 	// float64 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&out[0][0], &x[0][0])
+		ocannlMap31AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4633,7 +4612,7 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4692,9 +4671,9 @@ func ocannlExactWide(x *[16][64]float32, y *[16][64]float32, out *[16][64]float3
 	// out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap34AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap33AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4753,9 +4732,9 @@ func ocannlExactWideF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]flo
 	// out = pointwise "+" of _out.6, _out.7, with _out.6 = pointwise "-" of _out.3, _out.5, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.5 = pointwise neg of _out.4, with _out.4 = pointwise sat01 of y fused fused fused, with _out.7 = pointwise not of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap35AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap34AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4826,7 +4805,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4876,7 +4855,7 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap37AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap36AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4922,7 +4901,7 @@ func ocannlGelusF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap38AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap37AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]

@@ -151,40 +151,35 @@ func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 2048 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c min= x0.
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32)
 
-// ocannlMap22AVX512 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap22AVX512(c *float32, x0 *float32)
 
-// ocannlMap23AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
-func ocannlMap23AVX512(c *float32, x0 *float32)
+func ocannlMap24AVX512(c *float32, x0 *float32)
 
-// ocannlMap25AVX512 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
-func ocannlMap25AVX512(c *float32, x0 *float32)
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap34AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap34AVX512 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
-func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap35AVX512 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
-//
-//go:noescape
-func ocannlMap35AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX512 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //
@@ -406,100 +401,95 @@ func ocannlMap18AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 2048 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c += x0.
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap22AVX2(c *float32, x0 *float32)
 
-// ocannlMap23AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap23AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap23AVX2(c *float32, x0 *float32)
+func ocannlMap23AVX2(c *float64, x0 *float64)
 
-// ocannlMap24AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
-func ocannlMap24AVX2(c *float64, x0 *float64)
+func ocannlMap24AVX2(c *float32, x0 *float32)
 
-// ocannlMap25AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
-func ocannlMap25AVX2(c *float32, x0 *float32)
+func ocannlMap25AVX2(c *float64, x0 *float64)
 
-// ocannlMap26AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap26AVX2(c *float64, x0 *float64)
+func ocannlMap26AVX2(c *float32, x0 *float32)
 
-// ocannlMap27AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap27AVX2(c *float32, x0 *float32)
+func ocannlMap27AVX2(c *float64, x0 *float64)
 
-// ocannlMap28AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
-func ocannlMap28AVX2(c *float64, x0 *float64)
+func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap29AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
-func ocannlMap29AVX2(c *float32, x0 *float32)
+func ocannlMap29AVX2(c *float64, x0 *float64)
 
-// ocannlMap30AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float64, x0 *float64)
+func ocannlMap30AVX2(c *float32, x0 *float32)
 
-// ocannlMap31AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap31AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float32, x0 *float32)
+func ocannlMap31AVX2(c *float64, x0 *float64)
 
-// ocannlMap32AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
-func ocannlMap32AVX2(c *float64, x0 *float64)
+func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap33AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
 func ocannlMap33AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap34AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap34AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
 //
 //go:noescape
-func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap34AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap35AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(sub(sub(sqrt(x0),recip(x1)),neg(sat01(x1))),not(x0)).
+// ocannlMap35AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
 func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap36AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
 //
 //go:noescape
-func ocannlMap36AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap37AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+// ocannlMap37AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
 //
 //go:noescape
-func ocannlMap37AVX2(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap38AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
-//
-//go:noescape
-func ocannlMap38AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap37AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //

@@ -144,20 +144,17 @@ func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 cal
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
 
-// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX512 called without assembly") }
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
 
-// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
-
-// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
 }
 
-// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap35AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -266,52 +263,49 @@ func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called 
 func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
 
 // ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlMap34AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap34AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
+func ocannlMap34AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap34AVX2 called without assembly") }
 
 // ocannlMap35AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap35AVX2 called without assembly") }
 
 // ocannlMap36AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap36AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
+func ocannlMap36AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap36AVX2 called without assembly") }
 
 // ocannlMap37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap37AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
-
-// ocannlMap38AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap38AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap38AVX2 called without assembly") }
+func ocannlMap37AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap37AVX2 called without assembly") }
 
 // ocannlReduce0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX512(c, x0, x1 *float32) {
