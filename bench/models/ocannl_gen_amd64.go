@@ -56,7 +56,7 @@ func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=256 N=32 K=32 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm9AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=256 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
@@ -71,12 +71,12 @@ func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 dot kernel, M=256 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
+// ocannlGemm12AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=256 N=64 K=32 (6x64 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float32 dot kernel, M=256 N=32 K=64 (4x4 tile); strides C 32,1 A 64,1 B 1,64.
+// ocannlGemm13AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=256 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
@@ -146,17 +146,17 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX512 runs a float32 dot kernel, M=1024 N=48 K=256 (4x4 tile); strides C 384,1 A 256,1 B 1,256.
+// ocannlGemm27AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=256 (8x48 tile); strides C 384,1 A 256,1 B 1,256.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX512 runs a float32 dot kernel, M=128 N=384 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm28AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm29AVX512 runs a float32 dot kernel, M=128 N=128 K=64 (4x4 tile); strides C 768,1 A 384,1 B 1,384.
+// ocannlGemm29AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=128 K=64 (6x64 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
@@ -166,22 +166,22 @@ func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm30AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX512 runs a float32 dot kernel, M=1024 N=48 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm31AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=384 (8x48 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm32AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX512 runs a float32 dot kernel, M=1024 N=48 K=1536 (4x4 tile); strides C 384,1 A 1536,1 B 1,1536.
+// ocannlGemm33AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=1536 (8x48 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX512 runs a float32 dot kernel, M=1024 N=32 K=384 (4x4 tile); strides C 256,1 A 384,1 B 1,384.
+// ocannlGemm34AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=32 K=384 (14x32 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float32, a *float32, b *float32)

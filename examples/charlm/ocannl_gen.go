@@ -4202,7 +4202,7 @@ type ocannlCharLMTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlCharLMTrainLossPart6) Part(j7 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r7.pNetBlock1MaskedAttention1WQ, r7.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[2*j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j7][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -4240,7 +4240,7 @@ type ocannlCharLMTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlCharLMTrainLossPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r8.pNetBlock1MaskedAttention1WK, r8.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -4278,7 +4278,7 @@ type ocannlCharLMTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlCharLMTrainLossPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r9.pNetBlock1MaskedAttention1WV, r9.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -4621,7 +4621,7 @@ type ocannlCharLMTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlCharLMTrainLossPart16) Part(j17 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r18.pNetBlock1MaskedAttention1WO, r18.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_dropout_1_x[2*j17][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j17][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -4874,7 +4874,7 @@ type ocannlCharLMTrainLossPart23 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r25 *ocannlCharLMTrainLossPart23) Part(j24 int) {
 	pNetBlock1Linear2W, scratch := r25.pNetBlock1Linear2W, r25.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j24], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j24])
 	} else if ocannlAVX2 {
@@ -4943,7 +4943,7 @@ type ocannlCharLMTrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlCharLMTrainLossPart25) Part(j26 int) {
 	pNetBlock1Linear1W, scratch := r27.pNetBlock1Linear1W, r27.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j26][0][0], &scratch.net_block_1_linear_1_x[2*j26][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
@@ -5195,7 +5195,7 @@ type ocannlCharLMTrainLossPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r34 *ocannlCharLMTrainLossPart32) Part(j33 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r34.pNetBlock2MaskedAttention1WQ, r34.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j33][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j33][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -5233,7 +5233,7 @@ type ocannlCharLMTrainLossPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlCharLMTrainLossPart33) Part(j34 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r35.pNetBlock2MaskedAttention1WK, r35.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j34][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -5271,7 +5271,7 @@ type ocannlCharLMTrainLossPart34 struct {
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlCharLMTrainLossPart34) Part(j35 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r36.pNetBlock2MaskedAttention1WV, r36.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j35][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -5614,7 +5614,7 @@ type ocannlCharLMTrainLossPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r45 *ocannlCharLMTrainLossPart42) Part(j43 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r45.pNetBlock2MaskedAttention1WO, r45.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j43][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j43][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -5867,7 +5867,7 @@ type ocannlCharLMTrainLossPart49 struct {
 // Part runs part j50 of the nest (0 <= j50 < 8).
 func (r52 *ocannlCharLMTrainLossPart49) Part(j50 int) {
 	pNetBlock2Linear2W, scratch := r52.pNetBlock2Linear2W, r52.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j50], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j50])
 	} else if ocannlAVX2 {
@@ -5936,7 +5936,7 @@ type ocannlCharLMTrainLossPart51 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r54 *ocannlCharLMTrainLossPart51) Part(j52 int) {
 	pNetBlock2Linear1W, scratch := r54.pNetBlock2Linear1W, r54.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j52][0][0], &scratch.net_block_2_linear_1_x[2*j52][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
@@ -6188,7 +6188,7 @@ type ocannlCharLMTrainLossPart58 struct {
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r61 *ocannlCharLMTrainLossPart58) Part(j59 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r61.pNetBlock3MaskedAttention1WQ, r61.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j59][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -6226,7 +6226,7 @@ type ocannlCharLMTrainLossPart59 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlCharLMTrainLossPart59) Part(j60 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r62.pNetBlock3MaskedAttention1WK, r62.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j60][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -6264,7 +6264,7 @@ type ocannlCharLMTrainLossPart60 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r63 *ocannlCharLMTrainLossPart60) Part(j61 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r63.pNetBlock3MaskedAttention1WV, r63.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j61][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -6607,7 +6607,7 @@ type ocannlCharLMTrainLossPart68 struct {
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r72 *ocannlCharLMTrainLossPart68) Part(j69 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r72.pNetBlock3MaskedAttention1WO, r72.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j69][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j69][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -6860,7 +6860,7 @@ type ocannlCharLMTrainLossPart75 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r79 *ocannlCharLMTrainLossPart75) Part(j76 int) {
 	pNetBlock3Linear2W, scratch := r79.pNetBlock3Linear2W, r79.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j76], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j76])
 	} else if ocannlAVX2 {
@@ -6929,7 +6929,7 @@ type ocannlCharLMTrainLossPart77 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r81 *ocannlCharLMTrainLossPart77) Part(j78 int) {
 	pNetBlock3Linear1W, scratch := r81.pNetBlock3Linear1W, r81.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j78][0][0], &scratch.net_block_3_linear_1_x[2*j78][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
@@ -7181,7 +7181,7 @@ type ocannlCharLMTrainLossPart84 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r88 *ocannlCharLMTrainLossPart84) Part(j85 int) {
 	pNetLinear1W, scratch := r88.pNetLinear1W, r88.scratch
-	// float32 dot kernel M=1024 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j85], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j85])
 	} else if ocannlAVX2 {
@@ -15197,7 +15197,7 @@ type ocannlCharLMBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlCharLMBackwardPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r8.pNetBlock1MaskedAttention1WQ, r8.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -15235,7 +15235,7 @@ type ocannlCharLMBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlCharLMBackwardPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r9.pNetBlock1MaskedAttention1WK, r9.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -15273,7 +15273,7 @@ type ocannlCharLMBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlCharLMBackwardPart9) Part(j10 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r10.pNetBlock1MaskedAttention1WV, r10.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j10][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -15616,7 +15616,7 @@ type ocannlCharLMBackwardPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlCharLMBackwardPart17) Part(j18 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r19.pNetBlock1MaskedAttention1WO, r19.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_dropout_1_x[2*j18][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j18][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -15903,7 +15903,7 @@ type ocannlCharLMBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlCharLMBackwardPart25) Part(j26 int) {
 	pNetBlock1Linear2W, scratch := r27.pNetBlock1Linear2W, r27.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j26], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j26])
 	} else if ocannlAVX2 {
@@ -16008,7 +16008,7 @@ type ocannlCharLMBackwardPart28 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlCharLMBackwardPart28) Part(j29 int) {
 	pNetBlock1Linear1W, scratch := r30.pNetBlock1Linear1W, r30.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j29][0][0], &scratch.net_block_1_linear_1_x[2*j29][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
@@ -16294,7 +16294,7 @@ type ocannlCharLMBackwardPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r38 *ocannlCharLMBackwardPart36) Part(j37 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r38.pNetBlock2MaskedAttention1WQ, r38.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j37][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -16332,7 +16332,7 @@ type ocannlCharLMBackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r39 *ocannlCharLMBackwardPart37) Part(j38 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r39.pNetBlock2MaskedAttention1WK, r39.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j38][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j38][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -16370,7 +16370,7 @@ type ocannlCharLMBackwardPart38 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r40 *ocannlCharLMBackwardPart38) Part(j39 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r40.pNetBlock2MaskedAttention1WV, r40.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j39][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j39][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -16713,7 +16713,7 @@ type ocannlCharLMBackwardPart46 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r49 *ocannlCharLMBackwardPart46) Part(j47 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r49.pNetBlock2MaskedAttention1WO, r49.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j47][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j47][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -17000,7 +17000,7 @@ type ocannlCharLMBackwardPart54 struct {
 // Part runs part j55 of the nest (0 <= j55 < 8).
 func (r57 *ocannlCharLMBackwardPart54) Part(j55 int) {
 	pNetBlock2Linear2W, scratch := r57.pNetBlock2Linear2W, r57.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j55], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j55])
 	} else if ocannlAVX2 {
@@ -17105,7 +17105,7 @@ type ocannlCharLMBackwardPart57 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r60 *ocannlCharLMBackwardPart57) Part(j58 int) {
 	pNetBlock2Linear1W, scratch := r60.pNetBlock2Linear1W, r60.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j58][0][0], &scratch.net_block_2_linear_1_x[2*j58][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
@@ -17391,7 +17391,7 @@ type ocannlCharLMBackwardPart65 struct {
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r68 *ocannlCharLMBackwardPart65) Part(j66 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r68.pNetBlock3MaskedAttention1WQ, r68.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j66][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j66][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -17429,7 +17429,7 @@ type ocannlCharLMBackwardPart66 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r69 *ocannlCharLMBackwardPart66) Part(j67 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r69.pNetBlock3MaskedAttention1WK, r69.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j67][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j67][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -17467,7 +17467,7 @@ type ocannlCharLMBackwardPart67 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r70 *ocannlCharLMBackwardPart67) Part(j68 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r70.pNetBlock3MaskedAttention1WV, r70.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j68][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j68][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -17810,7 +17810,7 @@ type ocannlCharLMBackwardPart75 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r79 *ocannlCharLMBackwardPart75) Part(j76 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r79.pNetBlock3MaskedAttention1WO, r79.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j76][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j76][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -18097,7 +18097,7 @@ type ocannlCharLMBackwardPart83 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r87 *ocannlCharLMBackwardPart83) Part(j84 int) {
 	pNetBlock3Linear2W, scratch := r87.pNetBlock3Linear2W, r87.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j84], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j84])
 	} else if ocannlAVX2 {
@@ -18202,7 +18202,7 @@ type ocannlCharLMBackwardPart86 struct {
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r90 *ocannlCharLMBackwardPart86) Part(j87 int) {
 	pNetBlock3Linear1W, scratch := r90.pNetBlock3Linear1W, r90.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j87][0][0], &scratch.net_block_3_linear_1_x[2*j87][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
@@ -18488,7 +18488,7 @@ type ocannlCharLMBackwardPart94 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r98 *ocannlCharLMBackwardPart94) Part(j95 int) {
 	pNetLinear1W, scratch := r98.pNetLinear1W, r98.scratch
-	// float32 dot kernel M=1024 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j95], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j95])
 	} else if ocannlAVX2 {
@@ -29218,7 +29218,7 @@ type ocannlCharLMNextPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlCharLMNextPart8) Part(j9 int) {
 	pNetBlock1Linear2W, scratch := r10.pNetBlock1Linear2W, r10.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &scratch.net_block_1_linear_2_2_x[0][0][0], &pNetBlock1Linear2W[4608*j9])
 	} else if ocannlAVX2 {
@@ -29582,7 +29582,7 @@ type ocannlCharLMNextPart18 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r21 *ocannlCharLMNextPart18) Part(j19 int) {
 	pNetBlock2Linear2W, scratch := r21.pNetBlock2Linear2W, r21.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &scratch.net_block_2_linear_2_2_x[0][0][0], &pNetBlock2Linear2W[4608*j19])
 	} else if ocannlAVX2 {
@@ -29946,7 +29946,7 @@ type ocannlCharLMNextPart28 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r32 *ocannlCharLMNextPart28) Part(j29 int) {
 	pNetBlock3Linear2W, scratch := r32.pNetBlock3Linear2W, r32.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &scratch.net_block_3_linear_2_2_x[0][0][0], &pNetBlock3Linear2W[4608*j29])
 	} else if ocannlAVX2 {
@@ -30014,7 +30014,7 @@ type ocannlCharLMNextPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r34 *ocannlCharLMNextPart30) Part(j31 int) {
 	pNetLinear1W, scratch := r34.pNetLinear1W, r34.scratch
-	// float32 dot kernel M=64 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm21AVX512(&scratch.next_1[0][0][16*j31], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j31])
 	} else if ocannlAVX2 {

@@ -5009,7 +5009,7 @@ type ocannlDecTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlDecTrainLossPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[1024*j17])
 	} else if ocannlAVX2 {
@@ -5671,7 +5671,7 @@ type ocannlDecTrainLossPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r37 *ocannlDecTrainLossPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[1024*j34])
 	} else if ocannlAVX2 {
@@ -12291,7 +12291,7 @@ type ocannlDecBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlDecBackwardPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[1024*j17])
 	} else if ocannlAVX2 {
@@ -12953,7 +12953,7 @@ type ocannlDecBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r37 *ocannlDecBackwardPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[1024*j34])
 	} else if ocannlAVX2 {

@@ -36,7 +36,7 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=128 N=16 K=64 (4x4 tile); strides C 128,1 A 64,1 B 1,64.
+// ocannlGemm4AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=16 K=64 (14x32 tile); strides C 128,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
