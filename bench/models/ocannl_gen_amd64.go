@@ -331,7 +331,7 @@ func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (14x32 tile); strides C 608,1 A 512,1 B 288,1.
+// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (8x48 tile); strides C 608,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm64AVX512(c *float32, a *float32, b *float32)
@@ -341,12 +341,12 @@ func ocannlGemm64AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm65AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm66AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (14x32 tile); strides C 1120,1 A 512,1 B 144,1.
+// ocannlGemm66AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (8x48 tile); strides C 1120,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (14x32 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm67AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (8x48 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
@@ -361,12 +361,12 @@ func ocannlGemm68AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm69AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm70AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (14x32 tile); strides C 560,1 A 512,1 B 144,1.
+// ocannlGemm70AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (8x48 tile); strides C 560,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm70AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm71AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (14x32 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
+// ocannlGemm71AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (8x48 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //
 //go:noescape
 func ocannlGemm71AVX512(c *float32, a *float32, b *float32)

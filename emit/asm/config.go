@@ -44,8 +44,40 @@ func (c Config) shaped(s *Spec) Config {
 		case s.N >= c.WideNRVec*l:
 			c.MR, c.NRVec = c.WideMR, c.WideNRVec
 		}
+	} else if c.Wide && s.Kind == Broadcast && s.Elem == "float32" && s.N%(3*c.lanes(s)) == 0 &&
+		(s.folds() || s.K <= c.KCBytes/(3*c.VecBytes)) && tileSteps(s, 8, 3, c.lanes(s)) < tileSteps(s, c.MR, c.NRVec, c.lanes(s)) {
+		// Three vectors of columns (N = 48, 96, ...) and few rows (the
+		// ResNet's convolution gradients, M = 8 to 64): 8x3 tiles where
+		// they take fewer cycles than the 14x2 tiles with their row and
+		// column remainders. One k block either way, so the sums are
+		// the same in every lane (each lane runs k in order).
+		c.MR, c.NRVec = 8, 3
 	}
 	return c
+}
+
+// tileSteps estimates the cycles of one reduction step of a broadcast
+// kernel over all its mr x nv-vector tiles (and the remainder tiles):
+// per tile the most of its FMAs (two a cycle), its loads (B vectors and
+// broadcasts, two a cycle) and the FMA latency (4 cycles) that one
+// accumulator's chain takes per step.
+func tileSteps(s *Spec, mr, nv, lanes int) float64 {
+	cost := func(rows, v int) float64 {
+		return max(float64(rows*v)/2, float64(rows+v)/2, 4)
+	}
+	var t float64
+	nvAll := (s.N + lanes - 1) / lanes
+	for _, m := range []struct{ n, rows int }{{s.M / mr, mr}, {1, s.M % mr}} {
+		if m.rows == 0 {
+			continue
+		}
+		for _, n := range []struct{ n, v int }{{nvAll / nv, nv}, {1, nvAll % nv}} {
+			if n.v > 0 {
+				t += float64(m.n*n.n) * cost(m.rows, n.v)
+			}
+		}
+	}
+	return t
 }
 
 // Tiers are the CPU targets whose tiers a package emits, best first.

@@ -46,6 +46,11 @@ func gemmMeasureCases() []struct {
 		{"rn58 bc", bc(8, 192, 64, 704, 512, 1, 576)},
 		{"rn64 bc", bc(16, 96, 32, 608, 512, 1, 288)},
 		{"rn70 bc", bc(32, 48, 16, 560, 512, 1, 144)},
+		{"rn66 bc", bc(16, 48, 32, 1120, 512, 1, 144)},
+		{"rn60 bc", bc(8, 96, 64, 1216, 512, 1, 288)},
+		{"rn71 fold", Spec{Elem: "float32", Kind: Broadcast, M: 16, N: 48, K: 32, CM: 144, CN: 1, AM: 1, AK: 16, BK: 16, BN: 1, K2: 32, AK2: 512, BK2: 560, K3: 32, AK3: 16384, BK3: 19600}},
+		{"rn65 fold", Spec{Elem: "float32", Kind: Broadcast, M: 32, N: 96, K: 16, CM: 288, CN: 1, AM: 1, AK: 32, BK: 32, BN: 1, K2: 16, AK2: 512, BK2: 608, K3: 32, AK3: 8192, BK3: 11552}},
+		{"rn59 fold", Spec{Elem: "float32", Kind: Broadcast, M: 64, N: 192, K: 8, CM: 576, CN: 1, AM: 1, AK: 64, BK: 64, BN: 1, K2: 8, AK2: 512, BK2: 704, K3: 32, AK3: 4096, BK3: 7744}},
 	}
 }
 
@@ -65,12 +70,15 @@ func TestGemmMeasure(t *testing.T) {
 		s := c.s
 		name := set.Name(set.Add(s), tier)
 		span := func(m, n, sm, sn int) int { return (m-1)*sm + (n-1)*sn + 1 }
-		cl, al, bl := span(s.M, s.N, s.CM, s.CN), span(s.M, s.K, s.AM, s.AK), span(s.K, s.N, s.BK, s.BN)
+		k2, k3 := max(1, s.K2), max(1, s.K3)
+		cl := span(s.M, s.N, s.CM, s.CN)
+		al := span(s.M, s.K, s.AM, s.AK) + (k2-1)*s.AK2 + (k3-1)*s.AK3
+		bl := span(s.K, s.N, s.BK, s.BN) + (k2-1)*s.BK2 + (k3-1)*s.BK3
 		fmt.Fprintf(&b, "\t{\n\t\tc, a, bb := make([]float32, %d), make([]float32, %d), make([]float32, %d)\n", cl, al, bl)
 		b.WriteString("\t\tfor i := range a {\n\t\t\ta[i] = float32(i%13-6) / 8\n\t\t}\n\t\tfor i := range bb {\n\t\t\tbb[i] = float32(i%7-3) / 4\n\t\t}\n")
 		fmt.Fprintf(&b, "\t\t%s(&c[0], &a[0], &bb[0])\n\t\tif round == 0 {\n", name)
-		fmt.Fprintf(&b, "\t\tfor m := range %d {\n\t\t\tfor n := range %d {\n\t\t\t\ts := 0.0\n\t\t\t\tfor k := range %d {\n\t\t\t\t\ts += float64(a[m*%d+k*%d]) * float64(bb[k*%d+n*%d])\n\t\t\t\t}\n",
-			s.M, s.N, s.K, s.AM, s.AK, s.BK, s.BN)
+		fmt.Fprintf(&b, "\t\tfor m := range %d {\n\t\t\tfor n := range %d {\n\t\t\t\ts := 0.0\n\t\t\t\tfor k := range %d {\n\t\t\t\tfor q := range %d {\n\t\t\t\tfor r := range %d {\n\t\t\t\t\ts += float64(a[m*%d+k*%d+q*%d+r*%d]) * float64(bb[k*%d+n*%d+q*%d+r*%d])\n\t\t\t\t}\n\t\t\t\t}\n\t\t\t\t}\n",
+			s.M, s.N, s.K, k2, k3, s.AM, s.AK, s.AK2, s.AK3, s.BK, s.BN, s.BK2, s.BK3)
 		fmt.Fprintf(&b, "\t\t\t\tif math.Abs(float64(c[m*%d+n*%d])-s) > 1e-3*(1+math.Abs(s)) {\n\t\t\t\t\tbad++\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t\t}\n", s.CM, s.CN)
 		fmt.Fprintf(&b, "\t\tbestNS[%d] = min(bestNS[%d], best(func() { %s(&c[0], &a[0], &bb[0]) }))\n", i, i, name)
 		// Cold: the operands rotate among copies of 96 MiB in all, so

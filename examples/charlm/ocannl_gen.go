@@ -29218,7 +29218,7 @@ type ocannlCharLMNextPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlCharLMNextPart8) Part(j9 int) {
 	pNetBlock1Linear2W, scratch := r10.pNetBlock1Linear2W, r10.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &scratch.net_block_1_linear_2_2_x[0][0][0], &pNetBlock1Linear2W[4608*j9])
 	} else if ocannlAVX2 {
@@ -29582,7 +29582,7 @@ type ocannlCharLMNextPart18 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r21 *ocannlCharLMNextPart18) Part(j19 int) {
 	pNetBlock2Linear2W, scratch := r21.pNetBlock2Linear2W, r21.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &scratch.net_block_2_linear_2_2_x[0][0][0], &pNetBlock2Linear2W[4608*j19])
 	} else if ocannlAVX2 {
@@ -29946,7 +29946,7 @@ type ocannlCharLMNextPart28 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r32 *ocannlCharLMNextPart28) Part(j29 int) {
 	pNetBlock3Linear2W, scratch := r32.pNetBlock3Linear2W, r32.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &scratch.net_block_3_linear_2_2_x[0][0][0], &pNetBlock3Linear2W[4608*j29])
 	} else if ocannlAVX2 {

@@ -111,7 +111,7 @@ func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=48 K=96 (14x32 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm19AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)

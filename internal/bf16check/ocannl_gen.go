@@ -33864,7 +33864,7 @@ type ocannlConvBackwardPart7 struct {
 // Part runs part j26 of the nest (0 <= j26 < 6).
 func (r14 *ocannlConvBackwardPart7) Part(j26 int) {
 	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
-	// float32 broadcast kernel M=16 N=192 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=16 N=192 K=10: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm23AVX512(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j26])
 	} else if ocannlAVX2 {
@@ -33949,7 +33949,7 @@ type ocannlConvBackwardPart9 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r18 *ocannlConvBackwardPart9) Part(j29 int) {
 	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
-	// float32 broadcast kernel M=6 N=48 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=6 N=48 K=32: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 6 {
@@ -34001,7 +34001,7 @@ type ocannlConvBackwardPart10 struct {
 // Part runs part j30 of the nest (0 <= j30 < 3).
 func (r19 *ocannlConvBackwardPart10) Part(j30 int) {
 	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
-	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm25AVX512(&gNetConv2d1Kernel[48*j30], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0])
 	} else if ocannlAVX2 {

@@ -131,17 +131,17 @@ func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX512 runs a float32 broadcast kernel, M=16 N=192 K=10 (14x32 tile); strides C 1152,1 A 10,1 B 1152,1.
+// ocannlGemm23AVX512 runs a float32 broadcast kernel, M=16 N=192 K=10 (8x48 tile); strides C 1152,1 A 10,1 B 1152,1.
 //
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=6 N=48 K=32 (14x32 tile); strides C 480,1 A 192,1 B 144,1.
+// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=6 N=48 K=32 (8x48 tile); strides C 480,1 A 192,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (14x32 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
+// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (8x48 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
