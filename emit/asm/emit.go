@@ -230,7 +230,7 @@ func (g *kgen) broadcastBlocks(cp, ap, bp reg.Register) {
 				bT = g.packBT(buf, bN, nv, kc)
 			case g.pack:
 				ahead := 0
-				if kb+1 < len(g.cfg.kBlocks(s)) {
+				if g.cfg.Wide && kb+1 < len(g.cfg.kBlocks(s)) {
 					ahead = kc * s.BK * g.es
 				}
 				bT = g.packB(buf, bN, nv, partial, kc, ahead)
@@ -308,7 +308,7 @@ func (g *kgen) bStride() int {
 const prefetchKAhead = 16
 
 // prefetches reports whether the broadcast tiles of a k block of kc
-// steps prefetch: at the start of a tile its C cells; at each k step,
+// steps prefetch (the AVX-512 tier, where it was measured): at the start of a tile its C cells; at each k step,
 // when A is contiguous along k, the next m tile's rows of A at the same
 // k (each row's line every 16 steps: the hardware prefetchers do not
 // follow six or eight short runs, kc elements long, AM apart), else A
@@ -318,7 +318,7 @@ const prefetchKAhead = 16
 // K = 16 or 32 kernels, called in Go loops over the pixels) lost up to
 // 15% and do not prefetch, nor do folding kernels.
 func (g *kgen) prefetches(kc int) bool {
-	return kc >= 64 && !g.s.folds() && g.s.M >= 2*g.cfg.MR
+	return g.cfg.Wide && kc >= 64 && !g.s.folds() && g.s.M >= 2*g.cfg.MR
 }
 
 // tileBroadcast is one rows x nv-vector register tile over kc steps of
