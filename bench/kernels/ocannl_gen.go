@@ -610,7 +610,7 @@ type ocannlLayoutNTPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlLayoutNTPart0) Part(j int) {
 	out, a, b := r.out, r.a, r.b
-	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 broadcast 6x64 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm6AVX512(&out[0][192*j], &a[0][0], &b[192*j][0])
 	} else if ocannlAVX2 {
@@ -815,7 +815,7 @@ type ocannlLayoutTTPart1 struct {
 // Part runs part j2 of the nest (0 <= j2 < 8).
 func (r2 *ocannlLayoutTTPart1) Part(j2 int) {
 	out, b, scratch := r2.out, r2.b, r2.scratch
-	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 broadcast 6x64 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm6AVX512(&out[0][192*j2], &scratch.a_packed[0][0], &b[192*j2][0])
 	} else if ocannlAVX2 {

@@ -46,7 +46,7 @@ func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm6AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)

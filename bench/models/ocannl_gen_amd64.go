@@ -56,7 +56,7 @@ func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=256 N=32 K=32 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm9AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=256 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
@@ -71,12 +71,12 @@ func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 dot kernel, M=256 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
+// ocannlGemm12AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=256 N=64 K=32 (6x64 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float32 dot kernel, M=256 N=32 K=64 (4x4 tile); strides C 32,1 A 64,1 B 1,64.
+// ocannlGemm13AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=256 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
@@ -146,12 +146,12 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX512 runs a float32 dot kernel, M=128 N=384 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm27AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX512 runs a float32 dot kernel, M=128 N=128 K=64 (4x4 tile); strides C 768,1 A 384,1 B 1,384.
+// ocannlGemm28AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=128 K=64 (6x64 tile); strides C 768,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
@@ -161,22 +161,22 @@ func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX512 runs a float32 dot kernel, M=1024 N=48 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
+// ocannlGemm30AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=384 (8x48 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
+// ocannlGemm31AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX512 runs a float32 dot kernel, M=1024 N=48 K=1536 (4x4 tile); strides C 384,1 A 1536,1 B 1,1536.
+// ocannlGemm32AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=1536 (8x48 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX512 runs a float32 dot kernel, M=1024 N=32 K=384 (4x4 tile); strides C 256,1 A 384,1 B 1,384.
+// ocannlGemm33AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=32 K=384 (14x32 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float32, a *float32, b *float32)
@@ -321,7 +321,7 @@ func ocannlGemm60AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm61AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm62AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (14x32 tile); strides C 608,1 A 512,1 B 288,1.
+// ocannlGemm62AVX512 runs a float32 broadcast kernel, M=16 N=96 K=32 (8x48 tile); strides C 608,1 A 512,1 B 288,1.
 //
 //go:noescape
 func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
@@ -331,12 +331,12 @@ func ocannlGemm62AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm63AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (14x32 tile); strides C 1120,1 A 512,1 B 144,1.
+// ocannlGemm64AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32 (8x48 tile); strides C 1120,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm64AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (14x32 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
+// ocannlGemm65AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16x16x32 (8x48 tile); strides C 144,1 A 1,32,512,8192 B 32,1120,19600,1.
 //
 //go:noescape
 func ocannlGemm65AVX512(c *float32, a *float32, b *float32)
@@ -351,12 +351,12 @@ func ocannlGemm66AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm67AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm68AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (14x32 tile); strides C 560,1 A 512,1 B 144,1.
+// ocannlGemm68AVX512 runs a float32 broadcast kernel, M=32 N=48 K=16 (8x48 tile); strides C 560,1 A 512,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm68AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (14x32 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
+// ocannlGemm69AVX512 runs a float32 broadcast kernel, M=16 N=48 K=32x32x32 (8x48 tile); strides C 144,1 A 1,16,512,16384 B 16,560,19600,1.
 //
 //go:noescape
 func ocannlGemm69AVX512(c *float32, a *float32, b *float32)

@@ -314,7 +314,9 @@ func (s *Set) tierISA(f *ir.File, tierOf map[string]string) map[string][]string 
 	for _, fn := range f.Functions() {
 		t := tierOf[fn.Name]
 		for _, x := range fn.ISA {
-			if !slices.Contains(isa[t], x) {
+			// PREFETCHT0 (avo: "MMX+") is in every amd64 CPU (SSE, the
+			// baseline); rt/cpu does not know the name.
+			if x != "MMX+" && !slices.Contains(isa[t], x) {
 				isa[t] = append(isa[t], x)
 			}
 		}

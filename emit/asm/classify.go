@@ -71,6 +71,9 @@ type Spec struct {
 	// k3, k2, then k innermost.
 	N2, CN2, BN2 int
 	K3, AK3, BK3 int
+	// tb marks the broadcast view of a dot spec in the transposed-B
+	// form (transposed; never set in a spec the classifier makes).
+	tb bool
 }
 
 // EmitsIn reports whether the kernel exists in tier t: the MVec kind is
@@ -385,6 +388,9 @@ func (s *Spec) Describe(tiers ...Config) string {
 		form := ""
 		if s.gathers(c) {
 			form = "gathered broadcast "
+		}
+		if s.transposes(c) {
+			form = "broadcast "
 		}
 		d += fmt.Sprintf("%s%s %s%dx%d tile, %s", sep, c.Tier, form, mr, nr, c.blocking(s))
 	}

@@ -34,10 +34,50 @@ func (c Config) Flag() string { return "ocannl" + c.Tier }
 // shaped returns the configuration a kernel of s uses: c itself, except
 // for the wide tile (target.Vector.WideTileMinM).
 func (c Config) shaped(s *Spec) Config {
-	if c.WideTileMinM > 0 && s.Kind == Broadcast && s.M >= c.WideTileMinM && s.N >= c.WideNRVec*c.lanes(s) {
-		c.MR, c.NRVec = c.WideMR, c.WideNRVec
+	if c.WideTileMinM > 0 && s.Kind == Broadcast && s.M >= c.WideTileMinM {
+		switch l := c.lanes(s); {
+		case s.tb && s.N%(3*l) == 0 && s.N%(c.WideNRVec*l) != 0:
+			// Three vectors of columns (N = 48, 96, 144 float32): an
+			// 8x3 tile covers them without a narrower sliver (24
+			// accumulators + 3 B + 1 broadcast).
+			c.MR, c.NRVec = 8, 3
+		case s.N >= c.WideNRVec*l:
+			c.MR, c.NRVec = c.WideMR, c.WideNRVec
+		}
+	} else if c.Wide && s.Kind == Broadcast && s.Elem == "float32" && s.N%(3*c.lanes(s)) == 0 &&
+		(s.folds() || s.K <= c.KCBytes/(3*c.VecBytes)) && tileSteps(s, 8, 3, c.lanes(s)) < tileSteps(s, c.MR, c.NRVec, c.lanes(s)) {
+		// Three vectors of columns (N = 48, 96, ...) and few rows (the
+		// ResNet's convolution gradients, M = 8 to 64): 8x3 tiles where
+		// they take fewer cycles than the 14x2 tiles with their row and
+		// column remainders. One k block either way, so the sums are
+		// the same in every lane (each lane runs k in order).
+		c.MR, c.NRVec = 8, 3
 	}
 	return c
+}
+
+// tileSteps estimates the cycles of one reduction step of a broadcast
+// kernel over all its mr x nv-vector tiles (and the remainder tiles):
+// per tile the most of its FMAs (two a cycle), its loads (B vectors and
+// broadcasts, two a cycle) and the FMA latency (4 cycles) that one
+// accumulator's chain takes per step.
+func tileSteps(s *Spec, mr, nv, lanes int) float64 {
+	cost := func(rows, v int) float64 {
+		return max(float64(rows*v)/2, float64(rows+v)/2, 4)
+	}
+	var t float64
+	nvAll := (s.N + lanes - 1) / lanes
+	for _, m := range []struct{ n, rows int }{{s.M / mr, mr}, {1, s.M % mr}} {
+		if m.rows == 0 {
+			continue
+		}
+		for _, n := range []struct{ n, v int }{{nvAll / nv, nv}, {1, nvAll % nv}} {
+			if n.v > 0 {
+				t += float64(m.n*n.n) * cost(m.rows, n.v)
+			}
+		}
+	}
+	return t
 }
 
 // Tiers are the CPU targets whose tiers a package emits, best first.
@@ -51,6 +91,10 @@ func (c Config) tile(s *Spec) (int, int) {
 	if s.gathers(c) {
 		rows, nv := c.gatherTile(s)
 		return rows, nv * c.lanes(s)
+	}
+	if s.transposes(c) {
+		v := s.transposed()
+		return c.tile(&v)
 	}
 	if s.Kind == Dot {
 		return c.DotMR, c.DotNR
@@ -72,6 +116,16 @@ func (c Config) kBlocks(s *Spec) []int {
 	c = c.shaped(s)
 	kc := max(1, c.KCBytes/(c.NRVec*c.VecBytes))
 	nb := (s.K + kc - 1) / kc
+	if s.tb {
+		// Whole 16x16 blocks of the transposition: blocks of a multiple
+		// of 16 (the last may be shorter, still a multiple when K is).
+		per := ((s.K+nb-1)/nb + 15) / 16 * 16
+		var out []int
+		for k := s.K; k > 0; k -= per {
+			out = append(out, min(per, k))
+		}
+		return out
+	}
 	out := make([]int, nb)
 	for i := range out {
 		out[i] = s.K / nb
@@ -117,6 +171,14 @@ func (c Config) packs(s *Spec) bool {
 func (c Config) blocking(s *Spec) string {
 	if s.gathers(c) {
 		return "B gathered into the frame"
+	}
+	if s.transposes(c) {
+		v := s.transposed()
+		b := c.kBlocks(&v)
+		if len(b) > 1 {
+			return fmt.Sprintf("B transposed into the frame, %d k blocks of at most %d", len(b), b[0])
+		}
+		return "B transposed into the frame, one k block"
 	}
 	if s.Kind == Dot {
 		if b := c.dotKBlocks(s); len(b) > 1 {

@@ -36,6 +36,8 @@ func kernelCases() []Spec {
 		bc(50, 48, 70, 48, 70, 1, 48, true)     // B packed, exact n slivers
 		bc(101, 70, 300, 70, 300, 1, 70, false) // the wide AVX-512 tile: m, n and k tails, k blocks, B packed
 		bc(96, 128, 64, 128, 64, 1, 128, true)  // the wide AVX-512 tile, exact, overwrite
+		bc(16, 96, 40, 100, 1, 16, 96, false)   // the AVX-512 8x3 tile: two slivers, A transposed
+		bc(50, 48, 64, 48, 64, 1, 48, true)     // the 8x3 tile with B packed, a row tail, overwrite
 		// Folded reduction axes (K2, K3: the loops around a call of a
 		// convolution's kernel gradient): the ResNet's first-stage shape
 		// (m and n tails, rows of B overlapping along k2, k3 around the
@@ -74,6 +76,16 @@ func kernelCases() []Spec {
 		dot(9, 10, 1000, 10, 1, 1003, 1001, false)
 		dot(8, 8, 1000, 8, 1, 1000, 1000, true)
 		dot(5, 7, 1600, 1, 5, 1600, 1600, true) // three blocks, C transposed
+		// The transposed-B broadcast form (AVX-512 float32; the other
+		// tiers run them as dot kernels): the 14x2 tile (M < 96) with an
+		// m tail, a one-vector sliver and k blocks of 208 and 192 (B and
+		// C rows with gaps); the 8x3 tile (N = 48) with an m tail and k
+		// blocks, overwriting; the 6x4 tile with an m tail and k blocks
+		// of 80; the 8x3 tile below 96 rows (tileSteps).
+		dot(70, 80, 400, 90, 1, 410, 403, false)
+		dot(101, 48, 512, 48, 1, 512, 520, true)
+		dot(100, 64, 160, 64, 1, 160, 170, false)
+		dot(64, 48, 64, 50, 1, 64, 64, false)
 		// The gathered broadcast form (AVX2; the AVX-512 tier runs the
 		// same specs as dot kernels): one-channel 3x3 convolutions over
 		// an image row and over a batch, a second m tile with a row tail,
@@ -465,5 +477,55 @@ func injectSpecials(b *bytes.Buffer, m *MapSpec) {
 	b.WriteString("\tfor j := range c {\n\t\tswitch j % 11 {\n\t\tcase 1:\n\t\t\tc[j] = nan\n\t\tcase 2, 5:\n\t\t\tc[j] = negz\n\t\tcase 3, 6:\n\t\t\tc[j] = 0\n\t\t}\n\t\tref[j] = c[j]\n\t}\n")
 	if len(m.Stride0) > 0 && !m.Stride0[0] {
 		b.WriteString("\tfor j := range x0 {\n\t\tswitch j % 13 {\n\t\tcase 4:\n\t\t\tx0[j] = nan\n\t\tcase 2, 6:\n\t\t\tx0[j] = 0\n\t\tcase 3, 5:\n\t\t\tx0[j] = negz\n\t\t}\n\t}\n")
+	}
+}
+
+// TestTransposedForm checks which kernel cases the AVX-512 tier runs in
+// the transposed-B broadcast form and with which tile, so that
+// TestKernelsAgainstLoops covers each tile of the form.
+func TestTransposedForm(t *testing.T) {
+	c := AVX512()
+	var got []string
+	for _, sp := range kernelCases() {
+		if sp.transposes(c) {
+			mr, nr := c.tile(&sp)
+			got = append(got, fmt.Sprintf("M=%d N=%d K=%d %dx%d %s", sp.M, sp.N, sp.K, mr, nr, c.blocking(&sp)))
+		}
+	}
+	want := []string{
+		"M=70 N=80 K=400 14x32 B transposed into the frame, 2 k blocks of at most 208",
+		"M=101 N=48 K=512 8x48 B transposed into the frame, 4 k blocks of at most 128",
+		"M=100 N=64 K=160 6x64 B transposed into the frame, 2 k blocks of at most 80",
+		"M=64 N=48 K=64 8x48 B transposed into the frame, one k block",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("transposed kernel cases:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if (&Spec{Elem: "float32", Kind: Dot, M: 128, N: 64, K: 64, CN: 1, AK: 1, BK: 1}).transposes(AVX2()) {
+		t.Error("the AVX2 tier transposes")
+	}
+}
+
+// TestThreeVectorTile lists the kernel cases the AVX-512 tier runs with
+// the 8x3 broadcast tile (tileSteps), so that TestKernelsAgainstLoops
+// covers it: folded and not, with row and sliver remainders.
+func TestThreeVectorTile(t *testing.T) {
+	c := AVX512()
+	var got []string
+	for _, sp := range kernelCases() {
+		if sp.Kind == Broadcast && sp.Elem == "float32" {
+			if mr, nr := c.tile(&sp); mr == 8 && nr == 48 {
+				got = append(got, fmt.Sprintf("M=%d N=%d K=%d K2=%d K3=%d", sp.M, sp.N, sp.K, sp.K2, sp.K3))
+			}
+		}
+	}
+	want := []string{
+		"M=50 N=48 K=70 K2=0 K3=0",
+		"M=16 N=96 K=40 K2=0 K3=0",
+		"M=50 N=48 K=64 K2=0 K3=0",
+		"M=16 N=48 K=8 K2=5 K3=3",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("8x3 kernel cases:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

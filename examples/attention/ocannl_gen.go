@@ -8286,7 +8286,7 @@ type ocannlReverserPredictPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserPredictPart2) Part(j3 int) {
 	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j3][0][0][0], &scratch.net_h[8*j3][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -8324,7 +8324,7 @@ type ocannlReverserPredictPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
 	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j4][0][0][0], &scratch.net_h[8*j4][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -8362,7 +8362,7 @@ type ocannlReverserPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
 	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j5][0][0][0], &scratch.net_h[8*j5][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -8667,7 +8667,7 @@ type ocannlReverserPredictPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
 	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &scratch.net_attention_1_ctx[8*j13][0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -8800,7 +8800,7 @@ type ocannlReverserPredictPart16 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r17 *ocannlReverserPredictPart16) Part(j19 int) {
 	pNetDense1W, scratch := r17.pNetDense1W, r17.scratch
-	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=64 K=32: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j19][0][0], &scratch.net_x1[8*j19][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
@@ -8871,7 +8871,7 @@ type ocannlReverserPredictPart18 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r20 *ocannlReverserPredictPart18) Part(j21 int) {
 	pNetLinear1W, scratch := r20.pNetLinear1W, r20.scratch
-	// float32 dot kernel M=64 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &scratch.net_linear_1_x[8*j21][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {

@@ -116,17 +116,17 @@ func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=64 N=32 K=32 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
+// ocannlGemm20AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=32 K=32 (14x32 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
+// ocannlGemm21AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=64 K=32 (14x32 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX512 runs a float32 dot kernel, M=64 N=32 K=64 (4x4 tile); strides C 32,1 A 64,1 B 1,64.
+// ocannlGemm22AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=32 K=64 (14x32 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)

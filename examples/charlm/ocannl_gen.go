@@ -4077,7 +4077,7 @@ type ocannlCharLMTrainLossPart5 struct {
 // Part runs part j6 of the nest (0 <= j6 < 8).
 func (r6 *ocannlCharLMTrainLossPart5) Part(j6 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r6.pNetBlock1MaskedAttention1WQ, r6.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[2*j6][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j6][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -4115,7 +4115,7 @@ type ocannlCharLMTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlCharLMTrainLossPart6) Part(j7 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r7.pNetBlock1MaskedAttention1WK, r7.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[2*j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j7][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -4153,7 +4153,7 @@ type ocannlCharLMTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlCharLMTrainLossPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r8.pNetBlock1MaskedAttention1WV, r8.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -4496,7 +4496,7 @@ type ocannlCharLMTrainLossPart15 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r17 *ocannlCharLMTrainLossPart15) Part(j16 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r17.pNetBlock1MaskedAttention1WO, r17.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_dropout_1_x[2*j16][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j16][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -4715,7 +4715,7 @@ type ocannlCharLMTrainLossPart21 struct {
 // Part runs part j22 of the nest (0 <= j22 < 8).
 func (r23 *ocannlCharLMTrainLossPart21) Part(j22 int) {
 	pNetBlock1Linear2W, scratch := r23.pNetBlock1Linear2W, r23.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j22], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j22])
 	} else if ocannlAVX2 {
@@ -4784,7 +4784,7 @@ type ocannlCharLMTrainLossPart23 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r25 *ocannlCharLMTrainLossPart23) Part(j24 int) {
 	pNetBlock1Linear1W, scratch := r25.pNetBlock1Linear1W, r25.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j24][0][0], &scratch.net_block_1_linear_1_x[2*j24][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
@@ -5002,7 +5002,7 @@ type ocannlCharLMTrainLossPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r31 *ocannlCharLMTrainLossPart29) Part(j30 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r31.pNetBlock2MaskedAttention1WQ, r31.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j30][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j30][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -5040,7 +5040,7 @@ type ocannlCharLMTrainLossPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r32 *ocannlCharLMTrainLossPart30) Part(j31 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r32.pNetBlock2MaskedAttention1WK, r32.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j31][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j31][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -5078,7 +5078,7 @@ type ocannlCharLMTrainLossPart31 struct {
 // Part runs part j32 of the nest (0 <= j32 < 8).
 func (r33 *ocannlCharLMTrainLossPart31) Part(j32 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r33.pNetBlock2MaskedAttention1WV, r33.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j32][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j32][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -5421,7 +5421,7 @@ type ocannlCharLMTrainLossPart39 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r42 *ocannlCharLMTrainLossPart39) Part(j40 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r42.pNetBlock2MaskedAttention1WO, r42.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j40][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j40][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -5640,7 +5640,7 @@ type ocannlCharLMTrainLossPart45 struct {
 // Part runs part j46 of the nest (0 <= j46 < 8).
 func (r48 *ocannlCharLMTrainLossPart45) Part(j46 int) {
 	pNetBlock2Linear2W, scratch := r48.pNetBlock2Linear2W, r48.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j46], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j46])
 	} else if ocannlAVX2 {
@@ -5709,7 +5709,7 @@ type ocannlCharLMTrainLossPart47 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r50 *ocannlCharLMTrainLossPart47) Part(j48 int) {
 	pNetBlock2Linear1W, scratch := r50.pNetBlock2Linear1W, r50.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j48][0][0], &scratch.net_block_2_linear_1_x[2*j48][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
@@ -5927,7 +5927,7 @@ type ocannlCharLMTrainLossPart53 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r56 *ocannlCharLMTrainLossPart53) Part(j54 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r56.pNetBlock3MaskedAttention1WQ, r56.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j54][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j54][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -5965,7 +5965,7 @@ type ocannlCharLMTrainLossPart54 struct {
 // Part runs part j55 of the nest (0 <= j55 < 8).
 func (r57 *ocannlCharLMTrainLossPart54) Part(j55 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r57.pNetBlock3MaskedAttention1WK, r57.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j55][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j55][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -6003,7 +6003,7 @@ type ocannlCharLMTrainLossPart55 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r58 *ocannlCharLMTrainLossPart55) Part(j56 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r58.pNetBlock3MaskedAttention1WV, r58.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j56][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j56][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -6346,7 +6346,7 @@ type ocannlCharLMTrainLossPart63 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r67 *ocannlCharLMTrainLossPart63) Part(j64 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r67.pNetBlock3MaskedAttention1WO, r67.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j64][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j64][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -6565,7 +6565,7 @@ type ocannlCharLMTrainLossPart69 struct {
 // Part runs part j70 of the nest (0 <= j70 < 8).
 func (r73 *ocannlCharLMTrainLossPart69) Part(j70 int) {
 	pNetBlock3Linear2W, scratch := r73.pNetBlock3Linear2W, r73.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j70], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j70])
 	} else if ocannlAVX2 {
@@ -6634,7 +6634,7 @@ type ocannlCharLMTrainLossPart71 struct {
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r75 *ocannlCharLMTrainLossPart71) Part(j72 int) {
 	pNetBlock3Linear1W, scratch := r75.pNetBlock3Linear1W, r75.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j72][0][0], &scratch.net_block_3_linear_1_x[2*j72][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
@@ -6852,7 +6852,7 @@ type ocannlCharLMTrainLossPart77 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r81 *ocannlCharLMTrainLossPart77) Part(j78 int) {
 	pNetLinear1W, scratch := r81.pNetLinear1W, r81.scratch
-	// float32 dot kernel M=1024 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j78], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j78])
 	} else if ocannlAVX2 {
@@ -14517,7 +14517,7 @@ type ocannlCharLMBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlCharLMBackwardPart6) Part(j7 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r7.pNetBlock1MaskedAttention1WQ, r7.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[2*j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j7][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -14555,7 +14555,7 @@ type ocannlCharLMBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlCharLMBackwardPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r8.pNetBlock1MaskedAttention1WK, r8.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -14593,7 +14593,7 @@ type ocannlCharLMBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlCharLMBackwardPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r9.pNetBlock1MaskedAttention1WV, r9.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -14936,7 +14936,7 @@ type ocannlCharLMBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlCharLMBackwardPart16) Part(j17 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r18.pNetBlock1MaskedAttention1WO, r18.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_1_dropout_1_x[2*j17][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j17][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -15189,7 +15189,7 @@ type ocannlCharLMBackwardPart23 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r25 *ocannlCharLMBackwardPart23) Part(j24 int) {
 	pNetBlock1Linear2W, scratch := r25.pNetBlock1Linear2W, r25.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j24], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j24])
 	} else if ocannlAVX2 {
@@ -15294,7 +15294,7 @@ type ocannlCharLMBackwardPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlCharLMBackwardPart26) Part(j27 int) {
 	pNetBlock1Linear1W, scratch := r28.pNetBlock1Linear1W, r28.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j27][0][0], &scratch.net_block_1_linear_1_x[2*j27][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
@@ -15546,7 +15546,7 @@ type ocannlCharLMBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlCharLMBackwardPart33) Part(j34 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r35.pNetBlock2MaskedAttention1WQ, r35.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j34][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -15584,7 +15584,7 @@ type ocannlCharLMBackwardPart34 struct {
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlCharLMBackwardPart34) Part(j35 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r36.pNetBlock2MaskedAttention1WK, r36.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j35][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -15622,7 +15622,7 @@ type ocannlCharLMBackwardPart35 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r37 *ocannlCharLMBackwardPart35) Part(j36 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r37.pNetBlock2MaskedAttention1WV, r37.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j36][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j36][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -15965,7 +15965,7 @@ type ocannlCharLMBackwardPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r46 *ocannlCharLMBackwardPart43) Part(j44 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r46.pNetBlock2MaskedAttention1WO, r46.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j44][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j44][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -16218,7 +16218,7 @@ type ocannlCharLMBackwardPart50 struct {
 // Part runs part j51 of the nest (0 <= j51 < 8).
 func (r53 *ocannlCharLMBackwardPart50) Part(j51 int) {
 	pNetBlock2Linear2W, scratch := r53.pNetBlock2Linear2W, r53.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j51], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j51])
 	} else if ocannlAVX2 {
@@ -16323,7 +16323,7 @@ type ocannlCharLMBackwardPart53 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r56 *ocannlCharLMBackwardPart53) Part(j54 int) {
 	pNetBlock2Linear1W, scratch := r56.pNetBlock2Linear1W, r56.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j54][0][0], &scratch.net_block_2_linear_1_x[2*j54][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
@@ -16575,7 +16575,7 @@ type ocannlCharLMBackwardPart60 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r63 *ocannlCharLMBackwardPart60) Part(j61 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r63.pNetBlock3MaskedAttention1WQ, r63.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j61][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
@@ -16613,7 +16613,7 @@ type ocannlCharLMBackwardPart61 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlCharLMBackwardPart61) Part(j62 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r64.pNetBlock3MaskedAttention1WK, r64.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j62][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j62][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
@@ -16651,7 +16651,7 @@ type ocannlCharLMBackwardPart62 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r65 *ocannlCharLMBackwardPart62) Part(j63 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r65.pNetBlock3MaskedAttention1WV, r65.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j63][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j63][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
@@ -16994,7 +16994,7 @@ type ocannlCharLMBackwardPart70 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlCharLMBackwardPart70) Part(j71 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r74.pNetBlock3MaskedAttention1WO, r74.scratch
-	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j71][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j71][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
@@ -17247,7 +17247,7 @@ type ocannlCharLMBackwardPart77 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r81 *ocannlCharLMBackwardPart77) Part(j78 int) {
 	pNetBlock3Linear2W, scratch := r81.pNetBlock3Linear2W, r81.scratch
-	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j78], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j78])
 	} else if ocannlAVX2 {
@@ -17352,7 +17352,7 @@ type ocannlCharLMBackwardPart80 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r84 *ocannlCharLMBackwardPart80) Part(j81 int) {
 	pNetBlock3Linear1W, scratch := r84.pNetBlock3Linear1W, r84.scratch
-	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 broadcast 8x48 tile, B transposed into the frame, 3 k blocks of at most 128; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j81][0][0], &scratch.net_block_3_linear_1_x[2*j81][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
@@ -17604,7 +17604,7 @@ type ocannlCharLMBackwardPart87 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r91 *ocannlCharLMBackwardPart87) Part(j88 int) {
 	pNetLinear1W, scratch := r91.pNetLinear1W, r91.scratch
-	// float32 dot kernel M=1024 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j88], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j88])
 	} else if ocannlAVX2 {
@@ -27954,7 +27954,7 @@ type ocannlCharLMNextPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlCharLMNextPart8) Part(j9 int) {
 	pNetBlock1Linear2W, scratch := r10.pNetBlock1Linear2W, r10.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &scratch.net_block_1_linear_2_2_x[0][0][0], &pNetBlock1Linear2W[4608*j9])
 	} else if ocannlAVX2 {
@@ -28318,7 +28318,7 @@ type ocannlCharLMNextPart18 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r21 *ocannlCharLMNextPart18) Part(j19 int) {
 	pNetBlock2Linear2W, scratch := r21.pNetBlock2Linear2W, r21.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &scratch.net_block_2_linear_2_2_x[0][0][0], &pNetBlock2Linear2W[4608*j19])
 	} else if ocannlAVX2 {
@@ -28682,7 +28682,7 @@ type ocannlCharLMNextPart28 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r32 *ocannlCharLMNextPart28) Part(j29 int) {
 	pNetBlock3Linear2W, scratch := r32.pNetBlock3Linear2W, r32.scratch
-	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 broadcast 8x48 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm19AVX512(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &scratch.net_block_3_linear_2_2_x[0][0][0], &pNetBlock3Linear2W[4608*j29])
 	} else if ocannlAVX2 {
@@ -28750,7 +28750,7 @@ type ocannlCharLMNextPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r34 *ocannlCharLMNextPart30) Part(j31 int) {
 	pNetLinear1W, scratch := r34.pNetLinear1W, r34.scratch
-	// float32 dot kernel M=64 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=16 K=96: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm21AVX512(&scratch.next_1[0][0][16*j31], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j31])
 	} else if ocannlAVX2 {

@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=128 N=96 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
+// ocannlGemm0AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=96 K=96 (8x48 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -31,17 +31,17 @@ func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot kernel, M=1024 N=48 K=96 (4x4 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm3AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=128 N=96 K=384 (4x4 tile); strides C 96,1 A 384,1 B 1,384.
+// ocannlGemm4AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=96 K=384 (8x48 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=1024 N=16 K=96 (4x4 tile); strides C 128,1 A 96,1 B 1,96.
+// ocannlGemm5AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=1024 N=16 K=96 (14x32 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
@@ -111,7 +111,7 @@ func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot kernel, M=64 N=48 K=96 (4x4 tile); strides C 384,1 A 96,1 B 1,96.
+// ocannlGemm19AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=48 K=96 (8x48 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
@@ -121,7 +121,7 @@ func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=16 K=96 (4x4 tile); strides C 128,1 A 96,1 B 1,96.
+// ocannlGemm21AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=16 K=96 (14x32 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)

@@ -2188,7 +2188,7 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=128 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// float32 dot kernel M=128 N=16 K=16: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
@@ -2336,7 +2336,7 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=64 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
+	// float32 dot kernel M=64 N=16 K=16: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		ocannlGemm5AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {

@@ -36,12 +36,12 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=128 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
+// ocannlGemm4AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=64 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
+// ocannlGemm5AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=64 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)

@@ -4970,7 +4970,7 @@ type ocannlDecTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlDecTrainLossPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[1024*j17])
 	} else if ocannlAVX2 {
@@ -5632,7 +5632,7 @@ type ocannlDecTrainLossPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r37 *ocannlDecTrainLossPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[1024*j34])
 	} else if ocannlAVX2 {
@@ -11905,7 +11905,7 @@ type ocannlDecBackwardPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlDecBackwardPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[1024*j17])
 	} else if ocannlAVX2 {
@@ -12567,7 +12567,7 @@ type ocannlDecBackwardPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r37 *ocannlDecBackwardPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
-	// float32 dot kernel M=128 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=64: AVX512 broadcast 14x32 tile, B transposed into the frame, one k block; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm4AVX512(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[1024*j34])
 	} else if ocannlAVX2 {
@@ -32946,7 +32946,7 @@ type ocannlConvBackwardPart6 struct {
 // Part runs part j27 of the nest (0 <= j27 < 6).
 func (r14 *ocannlConvBackwardPart6) Part(j27 int) {
 	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
-	// float32 broadcast kernel M=16 N=192 K=10: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=16 N=192 K=10: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm24AVX512(&scratch.net_h_grad[0][j27][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0], &pNetLinear1W[192*j27])
 	} else if ocannlAVX2 {
@@ -33031,7 +33031,7 @@ type ocannlConvBackwardPart8 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r18 *ocannlConvBackwardPart8) Part(j30 int) {
 	pNetConv2d1Kernel, scratch := r18.pNetConv2d1Kernel, r18.scratch
-	// float32 broadcast kernel M=6 N=48 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=6 N=48 K=32: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 6 {
@@ -33083,7 +33083,7 @@ type ocannlConvBackwardPart9 struct {
 // Part runs part j31 of the nest (0 <= j31 < 3).
 func (r19 *ocannlConvBackwardPart9) Part(j31 int) {
 	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
-	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=32 N=48 K=6x6x16: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm26AVX512(&gNetConv2d1Kernel[48*j31], &scratch.net_h_1_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j31][0][0])
 	} else if ocannlAVX2 {
@@ -33286,7 +33286,7 @@ type ocannlConvBackwardPart13 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r25 *ocannlConvBackwardPart13) Part(j52 int) {
 	pNetConv2d2Kernel, scratch := r25.pNetConv2d2Kernel, r25.scratch
-	// float32 broadcast kernel M=12 N=48 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=12 N=48 K=16: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 12 {
@@ -33338,7 +33338,7 @@ type ocannlConvBackwardPart14 struct {
 // Part runs part j53 of the nest (0 <= j53 < 3).
 func (r26 *ocannlConvBackwardPart14) Part(j53 int) {
 	gNetConv2d2Kernel, scratch := r26.gNetConv2d2Kernel, r26.scratch
-	// float32 broadcast kernel M=16 N=48 K=12x12x16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=16 N=48 K=12x12x16: AVX512 8x48 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		ocannlGemm28AVX512(&gNetConv2d2Kernel[48*j53], &scratch.net_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_conv2d_2_x[0][j53][0][0])
 	} else if ocannlAVX2 {

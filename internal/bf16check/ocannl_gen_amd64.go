@@ -36,7 +36,7 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=128 N=16 K=64 (4x4 tile); strides C 128,1 A 64,1 B 1,64.
+// ocannlGemm4AVX512 runs a float32 dot spec as a broadcast kernel over B transposed into the frame, M=128 N=16 K=64 (14x32 tile); strides C 128,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
@@ -136,27 +136,27 @@ func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=16 N=192 K=10 (14x32 tile); strides C 1152,1 A 10,1 B 1152,1.
+// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=16 N=192 K=10 (8x48 tile); strides C 1152,1 A 10,1 B 1152,1.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=6 N=48 K=32 (14x32 tile); strides C 480,1 A 192,1 B 144,1.
+// ocannlGemm25AVX512 runs a float32 broadcast kernel, M=6 N=48 K=32 (8x48 tile); strides C 480,1 A 192,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (14x32 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
+// ocannlGemm26AVX512 runs a float32 broadcast kernel, M=32 N=48 K=6x6x16 (8x48 tile); strides C 144,1 A 1,32,192,1152 B 32,480,3600,1.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX512 runs a float32 broadcast kernel, M=12 N=48 K=16 (14x32 tile); strides C 240,1 A 192,1 B 144,1.
+// ocannlGemm27AVX512 runs a float32 broadcast kernel, M=12 N=48 K=16 (8x48 tile); strides C 240,1 A 192,1 B 144,1.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX512 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (14x32 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
+// ocannlGemm28AVX512 runs a float32 broadcast kernel, M=16 N=48 K=12x12x16 (8x48 tile); strides C 144,1 A 1,16,192,2304 B 16,240,3600,1.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
