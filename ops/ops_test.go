@@ -88,6 +88,9 @@ func TestPrimEntriesComplete(t *testing.T) {
 		default:
 			checkTemplate(t, string(p.Name), p.Go.Expr, p.Arity, false)
 		}
+		if p.Go.Float32 != "" {
+			checkTemplate(t, string(p.Name), p.Go.Float32, p.Arity, false)
+		}
 		switch p.Syntax {
 		case Func:
 			if p.Arity == 2 || len(p.Infix) > 0 {
