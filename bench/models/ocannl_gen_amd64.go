@@ -801,6 +801,11 @@ func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap88AVX512 runs a float32 pointwise kernel over 1536 elements: c = gelu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap89AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,add(x1,x2)).
 //
 //go:noescape
@@ -830,6 +835,11 @@ func ocannlMap94AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap95AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap96AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap96AVX512(c *float32, x0 *float32)
 
 // ocannlMap97AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
 //
@@ -895,6 +905,11 @@ func ocannlMap108AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap109AVX512(c *float32, x0 *float32)
+
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,gelu_grad(x1)),0).
+//
+//go:noescape
+func ocannlMap110AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap111AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
@@ -2336,7 +2351,7 @@ func ocannlMap108AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap109AVX2(c *float32, x0 *float32)
 
-// ocannlMap110AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
+// ocannlMap110AVX2 runs a float32 pointwise kernel over 24576 elements: c = add(mul(x0,gelu_grad(x1)),0).
 //
 //go:noescape
 func ocannlMap110AVX2(c *float32, x0 *float32, x1 *float32)

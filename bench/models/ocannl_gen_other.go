@@ -721,6 +721,11 @@ func ocannlMap87AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap87AVX512 called without assembly")
 }
 
+// ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap88AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap88AVX512 called without assembly")
+}
+
 // ocannlMap89AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap89AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap89AVX512 called without assembly")
@@ -748,6 +753,9 @@ func ocannlMap94AVX512(c, x0, x1, x2 *float32) {
 func ocannlMap95AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
 }
+
+// ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap96AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap96AVX512 called without assembly") }
 
 // ocannlMap97AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap97AVX512(c, x0, x1 *float32) {
@@ -808,6 +816,11 @@ func ocannlMap108AVX512(c, x0, x1 *float32) {
 // ocannlMap109AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap109AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap109AVX512 called without assembly")
+}
+
+// ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap110AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap110AVX512 called without assembly")
 }
 
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.

@@ -4910,8 +4910,14 @@ type ocannlCharLMTrainLossPart24 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r26 *ocannlCharLMTrainLossPart24) Part(j25 int) {
 	pNetBlock1Linear2B, scratch := r26.pNetBlock1Linear2B, r26.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap11AVX512(&scratch.net_block_1_linear_1_x[i0][i1+8*j25][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j25][0], &pNetBlock1Linear2B[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap11AVX2(&scratch.net_block_1_linear_1_x[i0][i1+8*j25][0], &scratch.net_block_1_linear_1_x_1[i0][i1+8*j25][0], &pNetBlock1Linear2B[0])
@@ -4923,7 +4929,7 @@ func (r26 *ocannlCharLMTrainLossPart24) Part(j25 int) {
 				net_block_1_linear_1_x_1Row := &scratch.net_block_1_linear_1_x_1[i0][i1+8*j25]
 				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j25]
 				for i2 := range 384 {
-					net_block_1_linear_1_xRow[i2] = float32(0.5 * float64(net_block_1_linear_1_x_1Row[i2]+pNetBlock1Linear2B[i2]) * (1 + math.Erf(float64(net_block_1_linear_1_x_1Row[i2]+pNetBlock1Linear2B[i2])*0.7071067811865476)))
+					net_block_1_linear_1_xRow[i2] = rt.Gelu32(net_block_1_linear_1_x_1Row[i2] + pNetBlock1Linear2B[i2])
 				}
 			}
 		}
@@ -5903,8 +5909,14 @@ type ocannlCharLMTrainLossPart50 struct {
 // Part runs part j51 of the nest (0 <= j51 < 8).
 func (r53 *ocannlCharLMTrainLossPart50) Part(j51 int) {
 	pNetBlock2Linear2B, scratch := r53.pNetBlock2Linear2B, r53.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap11AVX512(&scratch.net_block_2_linear_1_x[i0][i1+8*j51][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j51][0], &pNetBlock2Linear2B[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap11AVX2(&scratch.net_block_2_linear_1_x[i0][i1+8*j51][0], &scratch.net_block_2_linear_1_x_1[i0][i1+8*j51][0], &pNetBlock2Linear2B[0])
@@ -5916,7 +5928,7 @@ func (r53 *ocannlCharLMTrainLossPart50) Part(j51 int) {
 				net_block_2_linear_1_x_1Row := &scratch.net_block_2_linear_1_x_1[i0][i1+8*j51]
 				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j51]
 				for i2 := range 384 {
-					net_block_2_linear_1_xRow[i2] = float32(0.5 * float64(net_block_2_linear_1_x_1Row[i2]+pNetBlock2Linear2B[i2]) * (1 + math.Erf(float64(net_block_2_linear_1_x_1Row[i2]+pNetBlock2Linear2B[i2])*0.7071067811865476)))
+					net_block_2_linear_1_xRow[i2] = rt.Gelu32(net_block_2_linear_1_x_1Row[i2] + pNetBlock2Linear2B[i2])
 				}
 			}
 		}
@@ -6896,8 +6908,14 @@ type ocannlCharLMTrainLossPart76 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r80 *ocannlCharLMTrainLossPart76) Part(j77 int) {
 	pNetBlock3Linear2B, scratch := r80.pNetBlock3Linear2B, r80.scratch
-	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 384 elements (c = gelu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap11AVX512(&scratch.net_block_3_linear_1_x[i0][i1+8*j77][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j77][0], &pNetBlock3Linear2B[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap11AVX2(&scratch.net_block_3_linear_1_x[i0][i1+8*j77][0], &scratch.net_block_3_linear_1_x_1[i0][i1+8*j77][0], &pNetBlock3Linear2B[0])
@@ -6909,7 +6927,7 @@ func (r80 *ocannlCharLMTrainLossPart76) Part(j77 int) {
 				net_block_3_linear_1_x_1Row := &scratch.net_block_3_linear_1_x_1[i0][i1+8*j77]
 				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j77]
 				for i2 := range 384 {
-					net_block_3_linear_1_xRow[i2] = float32(0.5 * float64(net_block_3_linear_1_x_1Row[i2]+pNetBlock3Linear2B[i2]) * (1 + math.Erf(float64(net_block_3_linear_1_x_1Row[i2]+pNetBlock3Linear2B[i2])*0.7071067811865476)))
+					net_block_3_linear_1_xRow[i2] = rt.Gelu32(net_block_3_linear_1_x_1Row[i2] + pNetBlock3Linear2B[i2])
 				}
 			}
 		}
@@ -9266,11 +9284,11 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	      for i3 in 0..383:
 //	        net.block#3.linear#1/x.grad[i0, i1, i3] += net.block#3.linear#1.w[i2, i3] * net.block#3.dropout#2/x.grad[i0, i1, i2]
 //
-//	# backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
+//	# backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#3.linear#1/x.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:
-//	      _net.block#3.linear#1/x.2.grad[i0, i1, i2] += net.block#3.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#3.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#3.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#3.linear#1/x.2[i0, i1, i2] * _net.block#3.linear#1/x.2[i0, i1, i2])))))
+//	      _net.block#3.linear#1/x.2.grad[i0, i1, i2] += net.block#3.linear#1/x.grad[i0, i1, i2] * gelu_grad(_net.block#3.linear#1/x.2[i0, i1, i2])
 //
 //	# backprop of op 131 (_net.block#3.linear#1/x.2 = pointwise "+" of _net.block#3.linear#1/x.1, net.block#3.linear#2.b): g1 =+ g; g1 is _net.block#3.linear#1/x.1.grad (the copy elided: _net.block#3.linear#1/x.1.grad reads _net.block#3.linear#1/x.2.grad)
 //
@@ -9676,11 +9694,11 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	      for i3 in 0..383:
 //	        net.block#2.linear#1/x.grad[i0, i1, i3] += net.block#2.linear#1.w[i2, i3] * net.block#2.dropout#2/x.grad[i0, i1, i2]
 //
-//	# backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
+//	# backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#2.linear#1/x.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:
-//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += net.block#2.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#2.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#2.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#2.linear#1/x.2[i0, i1, i2] * _net.block#2.linear#1/x.2[i0, i1, i2])))))
+//	      _net.block#2.linear#1/x.2.grad[i0, i1, i2] += net.block#2.linear#1/x.grad[i0, i1, i2] * gelu_grad(_net.block#2.linear#1/x.2[i0, i1, i2])
 //
 //	# backprop of op 86 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.linear#2.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad (the copy elided: _net.block#2.linear#1/x.1.grad reads _net.block#2.linear#1/x.2.grad)
 //
@@ -10086,11 +10104,11 @@ var ocannlCharLMTrainLossPart90Records rt.Records[ocannlCharLMTrainLossPart90]
 //	      for i3 in 0..383:
 //	        net.block#1.linear#1/x.grad[i0, i1, i3] += net.block#1.linear#1.w[i2, i3] * net.block#1.dropout#2/x.grad[i0, i1, i2]
 //
-//	# backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
+//	# backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#1.linear#1/x.2.grad
 //	for i0 in 0..15:
 //	  for i1 in 0..63:
 //	    for i2 in 0..383:
-//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += net.block#1.linear#1/x.grad[i0, i1, i2] * ((0.5 * (1 + erf(_net.block#1.linear#1/x.2[i0, i1, i2] * 0.7071067811865476))) + (_net.block#1.linear#1/x.2[i0, i1, i2] * (0.3989422804014327 * exp(-0.5 * (_net.block#1.linear#1/x.2[i0, i1, i2] * _net.block#1.linear#1/x.2[i0, i1, i2])))))
+//	      _net.block#1.linear#1/x.2.grad[i0, i1, i2] += net.block#1.linear#1/x.grad[i0, i1, i2] * gelu_grad(_net.block#1.linear#1/x.2[i0, i1, i2])
 //
 //	# backprop of op 41 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.linear#2.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad (the copy elided: _net.block#1.linear#1/x.1.grad reads _net.block#1.linear#1/x.2.grad)
 //
@@ -12384,7 +12402,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec125 = ocannlCharLMBackwardPart124{}
 	ocannlCharLMBackwardPart124Records.Put(rec125)
 
-	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#3.linear#1/x.2.grad
+	// backprop of op 132 (net.block#3.linear#1/x = pointwise gelu of _net.block#3.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#3.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_2_grad = [16][64][384]float32{}
 	}
@@ -13159,7 +13177,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec177 = ocannlCharLMBackwardPart176{}
 	ocannlCharLMBackwardPart176Records.Put(rec177)
 
-	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#2.linear#1/x.2.grad
+	// backprop of op 87 (net.block#2.linear#1/x = pointwise gelu of _net.block#2.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#2.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [16][64][384]float32{}
 	}
@@ -13934,7 +13952,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec229 = ocannlCharLMBackwardPart228{}
 	ocannlCharLMBackwardPart228Records.Put(rec229)
 
-	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * ((0.5 * (1 + erf((v1 * 0.7071067811865476)))) + (v1 * (0.3989422804014327 * exp((-0.5 * (v1 * v1)))))); g1 is _net.block#1.linear#1/x.2.grad
+	// backprop of op 42 (net.block#1.linear#1/x = pointwise gelu of _net.block#1.linear#1/x.2): g1 =+ g * gelu_grad(v1); g1 is _net.block#1.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [16][64][384]float32{}
 	}
@@ -15977,8 +15995,12 @@ type ocannlCharLMBackwardPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlCharLMBackwardPart27) Part(j28 int) {
 	scratch := r29.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap20AVX512(&scratch.net_block_1_linear_1_x[i0][8*j28][0], &scratch.net_block_1_linear_1_x_2[i0][8*j28][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap20AVX2(&scratch.net_block_1_linear_1_x[i0][8*j28][0], &scratch.net_block_1_linear_1_x_2[i0][8*j28][0])
 		}
@@ -15988,7 +16010,7 @@ func (r29 *ocannlCharLMBackwardPart27) Part(j28 int) {
 				net_block_1_linear_1_x_2Row2 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j28]
 				net_block_1_linear_1_xRow := &scratch.net_block_1_linear_1_x[i0][i1+8*j28]
 				for i2 := range 384 {
-					net_block_1_linear_1_xRow[i2] = float32(0.5 * float64(net_block_1_linear_1_x_2Row2[i2]) * (1 + math.Erf(float64(net_block_1_linear_1_x_2Row2[i2])*0.7071067811865476)))
+					net_block_1_linear_1_xRow[i2] = rt.Gelu32(net_block_1_linear_1_x_2Row2[i2])
 				}
 			}
 		}
@@ -17074,8 +17096,12 @@ type ocannlCharLMBackwardPart56 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r59 *ocannlCharLMBackwardPart56) Part(j57 int) {
 	scratch := r59.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap20AVX512(&scratch.net_block_2_linear_1_x[i0][8*j57][0], &scratch.net_block_2_linear_1_x_2[i0][8*j57][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap20AVX2(&scratch.net_block_2_linear_1_x[i0][8*j57][0], &scratch.net_block_2_linear_1_x_2[i0][8*j57][0])
 		}
@@ -17085,7 +17111,7 @@ func (r59 *ocannlCharLMBackwardPart56) Part(j57 int) {
 				net_block_2_linear_1_x_2Row2 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j57]
 				net_block_2_linear_1_xRow := &scratch.net_block_2_linear_1_x[i0][i1+8*j57]
 				for i2 := range 384 {
-					net_block_2_linear_1_xRow[i2] = float32(0.5 * float64(net_block_2_linear_1_x_2Row2[i2]) * (1 + math.Erf(float64(net_block_2_linear_1_x_2Row2[i2])*0.7071067811865476)))
+					net_block_2_linear_1_xRow[i2] = rt.Gelu32(net_block_2_linear_1_x_2Row2[i2])
 				}
 			}
 		}
@@ -18171,8 +18197,12 @@ type ocannlCharLMBackwardPart85 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r89 *ocannlCharLMBackwardPart85) Part(j86 int) {
 	scratch := r89.scratch
-	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 3072 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap20AVX512(&scratch.net_block_3_linear_1_x[i0][8*j86][0], &scratch.net_block_3_linear_1_x_2[i0][8*j86][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap20AVX2(&scratch.net_block_3_linear_1_x[i0][8*j86][0], &scratch.net_block_3_linear_1_x_2[i0][8*j86][0])
 		}
@@ -18182,7 +18212,7 @@ func (r89 *ocannlCharLMBackwardPart85) Part(j86 int) {
 				net_block_3_linear_1_x_2Row2 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j86]
 				net_block_3_linear_1_xRow := &scratch.net_block_3_linear_1_x[i0][i1+8*j86]
 				for i2 := range 384 {
-					net_block_3_linear_1_xRow[i2] = float32(0.5 * float64(net_block_3_linear_1_x_2Row2[i2]) * (1 + math.Erf(float64(net_block_3_linear_1_x_2Row2[i2])*0.7071067811865476)))
+					net_block_3_linear_1_xRow[i2] = rt.Gelu32(net_block_3_linear_1_x_2Row2[i2])
 				}
 			}
 		}
@@ -19634,8 +19664,12 @@ type ocannlCharLMBackwardPart125 struct {
 // Part runs part j132 of the nest (0 <= j132 < 8).
 func (r133 *ocannlCharLMBackwardPart125) Part(j132 int) {
 	scratch := r133.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,gelu_grad(x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j132][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j132][0], &scratch.net_block_3_linear_1_x_2[i0][8*j132][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_3_linear_1_x_2_grad[i0][8*j132][0], &scratch.net_block_3_linear_1_x_grad[i0][8*j132][0], &scratch.net_block_3_linear_1_x_2[i0][8*j132][0])
 		}
@@ -19646,7 +19680,7 @@ func (r133 *ocannlCharLMBackwardPart125) Part(j132 int) {
 				net_block_3_linear_1_x_2Row3 := &scratch.net_block_3_linear_1_x_2[i0][i1+8*j132]
 				net_block_3_linear_1_x_2_gradRow := &scratch.net_block_3_linear_1_x_2_grad[i0][i1+8*j132]
 				for i2 := range 384 {
-					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_3_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_3_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_3_linear_1_x_2Row3[i2]*net_block_3_linear_1_x_2Row3[i2])))))))
+					net_block_3_linear_1_x_2_gradRow[i2] += net_block_3_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_3_linear_1_x_2Row3[i2])
 				}
 			}
 		}
@@ -21663,8 +21697,12 @@ type ocannlCharLMBackwardPart177 struct {
 // Part runs part j193 of the nest (0 <= j193 < 8).
 func (r190 *ocannlCharLMBackwardPart177) Part(j193 int) {
 	scratch := r190.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,gelu_grad(x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j193][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j193][0], &scratch.net_block_2_linear_1_x_2[i0][8*j193][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_2_linear_1_x_2_grad[i0][8*j193][0], &scratch.net_block_2_linear_1_x_grad[i0][8*j193][0], &scratch.net_block_2_linear_1_x_2[i0][8*j193][0])
 		}
@@ -21675,7 +21713,7 @@ func (r190 *ocannlCharLMBackwardPart177) Part(j193 int) {
 				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1+8*j193]
 				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1+8*j193]
 				for i2 := range 384 {
-					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_2_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_2_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_2_linear_1_x_2Row3[i2]*net_block_2_linear_1_x_2Row3[i2])))))))
+					net_block_2_linear_1_x_2_gradRow[i2] += net_block_2_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_2_linear_1_x_2Row3[i2])
 				}
 			}
 		}
@@ -23692,8 +23730,12 @@ type ocannlCharLMBackwardPart229 struct {
 // Part runs part j254 of the nest (0 <= j254 < 8).
 func (r247 *ocannlCharLMBackwardPart229) Part(j254 int) {
 	scratch := r247.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(mul(x0,gelu_grad(x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j254][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j254][0], &scratch.net_block_1_linear_1_x_2[i0][8*j254][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_1_linear_1_x_2_grad[i0][8*j254][0], &scratch.net_block_1_linear_1_x_grad[i0][8*j254][0], &scratch.net_block_1_linear_1_x_2[i0][8*j254][0])
 		}
@@ -23704,7 +23746,7 @@ func (r247 *ocannlCharLMBackwardPart229) Part(j254 int) {
 				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1+8*j254]
 				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1+8*j254]
 				for i2 := range 384 {
-					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * ((0.5 * (1 + float32(math.Erf(float64(net_block_1_linear_1_x_2Row3[i2]*0.70710677))))) + (net_block_1_linear_1_x_2Row3[i2] * (0.3989423 * float32(math.Exp(float64((-0.5)*(net_block_1_linear_1_x_2Row3[i2]*net_block_1_linear_1_x_2Row3[i2])))))))
+					net_block_1_linear_1_x_2_gradRow[i2] += net_block_1_linear_1_x_gradRow2[i2] * rt.GeluGrad32(net_block_1_linear_1_x_2Row3[i2])
 				}
 			}
 		}
@@ -27403,15 +27445,17 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#1.linear#1@2/x = pointwise gelu of _net.block#1.linear#1@2/x.2
-	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_block_1_linear_1_2_x[0][0][0], &scratch.net_block_1_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_1_linear_1_2_x_2Row2 := &scratch.net_block_1_linear_1_2_x_2[0][i0]
 			net_block_1_linear_1_2_xRow := &scratch.net_block_1_linear_1_2_x[0][i0]
 			for i1 := range 384 {
-				net_block_1_linear_1_2_xRow[i1] = float32(0.5 * float64(net_block_1_linear_1_2_x_2Row2[i1]) * (1 + math.Erf(float64(net_block_1_linear_1_2_x_2Row2[i1])*0.7071067811865476)))
+				net_block_1_linear_1_2_xRow[i1] = rt.Gelu32(net_block_1_linear_1_2_x_2Row2[i1])
 			}
 		}
 	}
@@ -28007,15 +28051,17 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#2.linear#1@2/x = pointwise gelu of _net.block#2.linear#1@2/x.2
-	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_block_2_linear_1_2_x[0][0][0], &scratch.net_block_2_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_2_linear_1_2_x_2Row2 := &scratch.net_block_2_linear_1_2_x_2[0][i0]
 			net_block_2_linear_1_2_xRow := &scratch.net_block_2_linear_1_2_x[0][i0]
 			for i1 := range 384 {
-				net_block_2_linear_1_2_xRow[i1] = float32(0.5 * float64(net_block_2_linear_1_2_x_2Row2[i1]) * (1 + math.Erf(float64(net_block_2_linear_1_2_x_2Row2[i1])*0.7071067811865476)))
+				net_block_2_linear_1_2_xRow[i1] = rt.Gelu32(net_block_2_linear_1_2_x_2Row2[i1])
 			}
 		}
 	}
@@ -28611,15 +28657,17 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#3.linear#1@2/x = pointwise gelu of _net.block#3.linear#1@2/x.2
-	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 24576 elements (c = gelu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_block_3_linear_1_2_x[0][0][0], &scratch.net_block_3_linear_1_2_x_2[0][0][0])
 	} else {
 		for i0 := range 64 {
 			net_block_3_linear_1_2_x_2Row2 := &scratch.net_block_3_linear_1_2_x_2[0][i0]
 			net_block_3_linear_1_2_xRow := &scratch.net_block_3_linear_1_2_x[0][i0]
 			for i1 := range 384 {
-				net_block_3_linear_1_2_xRow[i1] = float32(0.5 * float64(net_block_3_linear_1_2_x_2Row2[i1]) * (1 + math.Erf(float64(net_block_3_linear_1_2_x_2Row2[i1])*0.7071067811865476)))
+				net_block_3_linear_1_2_xRow[i1] = rt.Gelu32(net_block_3_linear_1_2_x_2Row2[i1])
 			}
 		}
 	}

@@ -181,6 +181,11 @@ func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap11AVX512 runs a float32 pointwise kernel over 384 elements: c = gelu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap12AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,mul(add(x1,x2),x3)).
 //
 //go:noescape
@@ -215,6 +220,11 @@ func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 3072 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32)
 
 // ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
 //
@@ -290,6 +300,11 @@ func ocannlMap34AVX512(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlMap35AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 3072 elements: c = add(mul(x0,gelu_grad(x1)),0).
+//
+//go:noescape
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap37AVX512 runs a float32 pointwise kernel over 768 elements: c += x0.
 //
@@ -390,6 +405,11 @@ func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap56AVX512(c *float32, x0 *float32)
+
+// ocannlMap57AVX512 runs a float32 pointwise kernel over 24576 elements: c = gelu(x0).
+//
+//go:noescape
+func ocannlMap57AVX512(c *float32, x0 *float32)
 
 // ocannlMap58AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
 //
@@ -786,7 +806,7 @@ func ocannlMap34AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap35AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap36AVX2 runs a float32 pointwise kernel over 3072 elements: c = add(mul(x0,add(mul(0.5,add(1,erf(mul(x1,0.7071067811865476)))),mul(x1,mul(0.3989422804014327,exp(mul(-0.5,mul(x1,x1))))))),0).
+// ocannlMap36AVX2 runs a float32 pointwise kernel over 3072 elements: c = add(mul(x0,gelu_grad(x1)),0).
 //
 //go:noescape
 func ocannlMap36AVX2(c *float32, x0 *float32, x1 *float32)

@@ -169,6 +169,11 @@ func ocannlMap10AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
 }
 
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
+}
+
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap12AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
@@ -201,6 +206,9 @@ func ocannlMap18AVX512(c, x0, x1, x2 *float32) {
 func ocannlMap19AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
@@ -261,6 +269,11 @@ func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 cal
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap35AVX512 called without assembly")
+}
+
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
 }
 
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
@@ -350,6 +363,9 @@ func ocannlMap55AVX512(c, x0, x1 *float32) {
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
+
+// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap57AVX512 called without assembly") }
 
 // ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap58AVX512(c, x0, x1 *float32) {
