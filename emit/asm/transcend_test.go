@@ -580,13 +580,16 @@ func TestTranscendentalFit(t *testing.T) {
 	if !bytes.Contains(files[AsmFile], []byte("VRNDSCALEPS")) || !bytes.Contains(files[AsmFile], []byte("ocannlMap0AVX512")) || !bytes.Contains(files[AsmFile], []byte("ocannlMap1AVX512")) {
 		t.Errorf("no AVX-512 exp or exact kernel:\n%s", files[AsmFile])
 	}
-	// erf, gelu and gelu_tanh of a bias add: AVX2-only kernels that fit,
-	// in both element types, run from MinCostlyMapElems elements.
+	// erf, gelu, gelu_tanh and gelu_grad of a bias add: kernels that fit,
+	// in both element types, run from MinCostlyMapElems elements;
+	// AVX2-only but for the float32 gelu and gelu_grad (float32
+	// operations, which the AVX-512 tier emits too).
 	kn := target.AVX2().Kernels
 	for _, elem := range []string{"float32", "float64"} {
-		for _, p := range []ops.PrimName{ops.Erf, ops.Gelu, ops.GeluTanh} {
+		for _, p := range []ops.PrimName{ops.Erf, ops.Gelu, ops.GeluTanh, ops.GeluGrad} {
 			m := MapSpec{Elem: elem, N: 100, Expr: ap(p, ap("add", x(0), x(1))), Stride0: []bool{false, true}}
-			if !m.fitsAVX2() || !m.avx2Only() || m.EmitsIn(AVX512()) || minMapElems(m.Expr, kn) != kn.MinCostlyMapElems {
+			wide := elem == "float32" && (p == ops.Gelu || p == ops.GeluGrad)
+			if !m.fitsAVX2() || m.avx2Only() == wide || m.EmitsIn(AVX512()) != wide || minMapElems(m.Expr, kn) != kn.MinCostlyMapElems {
 				t.Errorf("%s map: fits %v, AVX2 only %v, in AVX512 %v, from %d elements", mapDesc(&m), m.fitsAVX2(), m.avx2Only(), m.EmitsIn(AVX512()), minMapElems(m.Expr, kn))
 			}
 		}
