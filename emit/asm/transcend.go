@@ -24,10 +24,12 @@ import (
 // tier has float32 exp and exp2 (exp32 on 16 lanes: the same operations
 // lane by lane, so the same bits as the AVX2 kernel), and sqrt, recip,
 // neg, not and sat01 in both precisions: the primitives of a softmax and
-// a layer norm.
+// a layer norm, and the float32 gelu and gelu_grad (gelu32.go: float32
+// operations that the Go path, package rt, repeats bit for bit).
 //
 // The functions the Go path computes in float64 (log, log2, tanh, erf,
-// gelu, gelu_tanh, recip_sqrt, fma) are computed here in float64 lanes
+// gelu and gelu_grad of float64 arrays, gelu_tanh, recip_sqrt, fma) are
+// computed here in float64 lanes
 // too: a float32 vector is widened into two float64 halves, each half is
 // evaluated and the halves are narrowed back. So float32 results are the
 // float64 value rounded once more, exactly as float32(math.Log(float64(x)))
