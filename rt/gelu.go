@@ -147,13 +147,24 @@ func Exp32(x float32) float32 {
 // in float64 and the sum s is rounded once there; float32(s) then rounds
 // a second time, which is wrong only when s falls exactly halfway
 // between two float32 values while the exact sum does not: the sum's
-// exact error (TwoSum) then decides the direction.
+// exact error (TwoSum) then decides the direction. In the float32
+// normal range a halfway s has the low 29 bits of its fraction 1<<28,
+// which the fast path rules out.
 func FMA32(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
 	s := p + float64(c)
+	if u := math.Float64bits(s); u&(1<<29-1) != 1<<28 && u&(0x7ff<<52) >= (1023-126)<<52 {
+		return float32(s) // not halfway between two float32s, |s| >= 2^-126
+	}
+	return fma32Tie(p, float64(c), s)
+}
+
+// fma32Tie is FMA32's rounding of s = p + c (rounded) where s may be
+// halfway between two float32 values or in the subnormal range.
+func fma32Tie(p, c, s float64) float32 {
 	r := float32(s)
 	bb := s - p
-	err := (p - (s - bb)) + (float64(c) - bb)
+	err := (p - (s - bb)) + (c - bb)
 	if err == 0 || float64(r) == s || math.IsInf(s, 0) || s != s {
 		return r
 	}
